@@ -1,0 +1,70 @@
+"""The `kashu` command line (Typer + Rich). Each command lives in its own module and registers on `app`.
+
+Errors a user can fix (KashuError) print one line and exit 2; no tracebacks.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+import click
+import typer
+
+from ..errors import KashuError
+from ..i18n import detect_lang
+
+app = typer.Typer(
+    name="kashu",
+    help="kashu (卡数): how many GPUs to rent to train an LLM — cards, layout, network, storage, days, cost, risk.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+def emit_json(obj: Any) -> None:
+    """Print JSON with stable keys (UTF-8, not escaped)."""
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=_json_default) + "\n")
+
+
+def _json_default(o: Any) -> Any:
+    if hasattr(o, "to_dict"):
+        return o.to_dict()
+    if hasattr(o, "tolist"):
+        return o.tolist()
+    if hasattr(o, "isoformat"):
+        return o.isoformat()
+    return str(o)
+
+
+def fail(err: KashuError, lang: str | None = None) -> None:
+    lang = detect_lang(lang)
+    sys.stderr.write(f"kashu: error: {err.text(lang)}\n")
+    raise SystemExit(2)
+
+
+LangOpt = typer.Option(None, "--lang", help="Output language: en or zh (default: from a zh_* locale, else en).")
+
+# register commands (each module adds itself to `app`)
+from . import gpus_cmd, plan_cmd  # noqa: E402,F401
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        app(args=argv, standalone_mode=False)
+    except KashuError as e:
+        fail(e)
+    except click.exceptions.Exit as e:
+        raise SystemExit(e.exit_code) from None
+    except click.exceptions.Abort:
+        sys.stderr.write("kashu: aborted\n")
+        raise SystemExit(1) from None
+    except click.ClickException as e:
+        e.show()
+        raise SystemExit(2 if e.exit_code in (1, 2) else e.exit_code) from None
+
+
+if __name__ == "__main__":
+    main()

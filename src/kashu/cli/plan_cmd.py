@@ -1,0 +1,39 @@
+"""`kashu plan`: from model, data and deadline (or cards, or budget) to a cluster."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+
+from ..i18n import detect_lang
+from ..planner import PlanRequest, plan
+from ..report.terminal import render_plan
+from . import LangOpt, app, emit_json
+
+
+@app.command("plan")
+def plan_cmd(
+    params: str = typer.Option(None, "--params", help="Parameters N: 7B, 7e9, 70亿 ..."),
+    tokens: str = typer.Option(None, "--tokens", help="Training tokens D: 1T, 1万亿, or 'chinchilla' (D = 20·N)."),
+    gpu: str = typer.Option("H800", "--gpu", help="Card type (see `kashu gpus`)."),
+    days: str = typer.Option(None, "--days", help="Deadline: 30, 30d, 2w, 720h → solve for cards."),
+    gpus: str = typer.Option(None, "--gpus", help="Card count → solve for days."),
+    budget: str = typer.Option(None, "--budget", help="Budget: 200万, ¥2M, CNY 2000000 → largest affordable cluster."),
+    mfu: float = typer.Option(None, "--mfu", help="Model FLOPs utilisation, a fraction (default 0.40, sourced)."),
+    method: str = typer.Option("full", "--method", help="full (pre-training / full fine-tuning) or lora."),
+    lora_rank: int = typer.Option(16, "--lora-rank", help="LoRA rank (with --method lora)."),
+    precision: str = typer.Option("bf16", "--precision", help="bf16 or fp8 (the dense peak used for MFU)."),
+    redundancy: float = typer.Option(None, "--redundancy", help="Spare share of the cluster (default 0.20, the article's)."),
+    lease: str = typer.Option(None, "--lease", help="Lease unit: day, week, month, quarter (default by tier)."),
+    json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    lang: str = LangOpt,
+) -> None:
+    """Plan a training run: how many cards, how long, which tier, at what cost — with the working shown."""
+    lang = detect_lang(lang)
+    p = plan(PlanRequest(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu,
+                         method=method, lora_rank=lora_rank, precision=precision, redundancy=redundancy,
+                         lease=lease, lang=lang))
+    if json_out:
+        emit_json(p.to_dict())
+    else:
+        render_plan(p, Console(), lang)

@@ -1,0 +1,1 @@
+"""Renderers of a plan: terminal (Rich), and later HTML, Markdown and Excel."""
