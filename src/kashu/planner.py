@@ -133,6 +133,13 @@ def _round_up(x: float, multiple: int) -> int:
     return int(math.ceil(x / multiple - 1e-9) * multiple)
 
 
+def _cluster_size(cards: float, node: int) -> int:
+    """Whole nodes; below half a node, the next power of two (1, 2, 4 cards rent singly)."""
+    if cards <= node / 2:
+        return 1 << max(0, math.ceil(math.log2(max(cards, 1.0)) - 1e-9))
+    return _round_up(cards, node)
+
+
 def _check_fraction(value: float | None, name: str, lo: float, hi: float) -> None:
     if value is None:
         return
@@ -283,11 +290,11 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
                           f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉", gpus_needed, "cards",
                           f"scaling: {default_source('cross_node_scaling')}; goodput: {default_source('goodput')}"))
-        gpus_rec = _round_up(gpus_needed * (1 + redundancy), node) if gpus_needed > node / 2 or redundancy > 0 else node
-        gpus_rec = max(gpus_rec, _round_up(gpus_needed, node))
+        # a job that fits on one or two cards gains nothing from a spare card
+        gpus_rec = _cluster_size(gpus_needed * (1 + redundancy) if gpus_needed > 2 else gpus_needed, node)
         steps.append(Step("gpus_recommended", f"…plus {redundancy:.0%} redundancy, whole {node}-card nodes",
                           f"…加 {redundancy:.0%} 冗余，按 {node} 卡整机取整",
-                          f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}", gpus_rec, "cards",
+                          f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}" if gpus_rec >= node else "next power of two below one node", gpus_rec, "cards",
                           default_source("redundancy")))
         gpus_training = gpus_rec / (1 + redundancy)
         days = days_on(gpus_training)
