@@ -296,7 +296,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
                           f"…加 {redundancy:.0%} 冗余，按 {node} 卡整机取整",
                           f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}" if gpus_rec >= node else "next power of two below one node", gpus_rec, "cards",
                           default_source("redundancy")))
-        gpus_training = gpus_rec / (1 + redundancy)
+        gpus_training = gpus_rec / (1 + redundancy) if gpus_needed > 2 else float(gpus_rec)
         days = days_on(gpus_training)
         steps.append(Step("days", "Expected days (training share of the cluster)", "预计天数（集群训练份额）",
                           f"card-hours / ({gpus_training:.1f} cards × scaling × goodput) / 24", days, "days"))
