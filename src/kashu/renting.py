@@ -46,13 +46,22 @@ def check(req: Any) -> None:
 
 def price(req: Any, gpu: Accelerator, cards: int, days: float, used_card_hours: float, tokens: float,
           lease_unit: str | None) -> Cost | None:
+    """The cheapest valid matching quote; else, unless the user fixed the lease unit, the cheapest
+    reference lease over the rental modes (spot only when exploring); None keeps the planner's own."""
     check(req)
+    stage = sites.check_stage(getattr(req, "stage", None))
     quotes = getattr(req, "quotes", None) or ()
-    if not quotes:
+    if quotes:
+        c = lease_mod.plan_cost(gpu, cards, days, used_card_hours, tokens, quotes, today_of(req), lease_unit, stage,
+                                bool(getattr(req, "data_must_stay_local", False)))
+        if c is not None:
+            return c
+    if lease_unit:
         return None
-    return lease_mod.plan_cost(gpu, cards, days, used_card_hours, tokens, quotes, today_of(req), lease_unit,
-                               sites.check_stage(getattr(req, "stage", None)),
-                               bool(getattr(req, "data_must_stay_local", False)))
+    modes = ["hourly", "daily", "weekly", "monthly", "quarterly", "yearly"] + (["spot"] if stage == "explore" else [])
+    pts = [pt for pt in (lease_mod.reference_point(gpu, m) for m in modes) if pt]
+    costs = [lease_mod.cost_at(gpu, cards, days, used_card_hours, tokens, pt) for pt in pts]
+    return min(costs, key=lambda c: c.total_cny) if costs else None
 
 
 def enrich(p: Plan, req: Any) -> None:

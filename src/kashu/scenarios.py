@@ -182,7 +182,8 @@ def pareto_flags(points: Sequence[tuple[float, float]]) -> list[bool]:
 
 def recommend(points: Sequence[dict], deadline_days: float | None = None) -> int | None:
     """Index of the recommended Pareto point: with a deadline, the cheapest whose P90 (else P50) days meet it;
-    without, the knee — the front point closest to the ideal (min days, min cost) after scaling both to 0..1."""
+    without, the knee — the front point (of those finishing within a year) closest to the ideal (min days, min
+    cost) after scaling log(days) and cost to 0..1 (days span orders of magnitude, cost does not)."""
     front = [i for i, p in enumerate(points) if p["pareto"]]
     if not front:
         return None
@@ -193,12 +194,14 @@ def recommend(points: Sequence[dict], deadline_days: float | None = None) -> int
         if ok:
             return min(ok, key=lambda i: (points[i]["cost_cny"], points[i]["days"]))
         return min(front, key=lambda i: (points[i]["days"], points[i]["cost_cny"]))
-    ds = [points[i]["days"] for i in front]
+    cap = float(load_toml("renting.toml")["sweep"]["max_recommended_days"])
+    front = [i for i in front if points[i]["days"] <= cap] or front
+    ds = [math.log(points[i]["days"]) for i in front]
     cs = [points[i]["cost_cny"] for i in front]
     dlo, dhi, clo, chi = min(ds), max(ds), min(cs), max(cs)
 
     def score(i: int) -> float:
-        d = (points[i]["days"] - dlo) / (dhi - dlo) if dhi > dlo else 0.0
+        d = (math.log(points[i]["days"]) - dlo) / (dhi - dlo) if dhi > dlo else 0.0
         c = (points[i]["cost_cny"] - clo) / (chi - clo) if chi > clo else 0.0
         return math.hypot(d, c)
 
@@ -254,7 +257,7 @@ def sweep(options: dict[str, Any], sizes: Sequence[int] | None = None, max_days:
     return {"gpu": gpu.name, "deadline_days": deadline_days, "points": points,
             "recommended": points[rec]["gpus"] if rec is not None else None,
             "rule": ("cheapest Pareto point whose P90 days meet the deadline" if deadline_days else
-                     "knee of the Pareto front: closest to (fewest days, least cost) with both scaled to 0..1")}
+                     "knee of the Pareto front (runs up to a year): closest to (fewest days, least cost), log(days) and cost scaled to 0..1")}
 
 
 def _p_miss(r: dict, p: Any, deadline_days: float) -> float | None:

@@ -138,9 +138,15 @@ def decide(data_must_stay_local: bool, stage: str | None, tier: str = "hundreds"
         reasons.append((f"{stage}: formal training and stable iteration suit a dedicated cluster (monthly bare metal or whole racks)",
                         f"{STAGE_ZH[stage]}：正式训练和稳定迭代适合本地专有集群（包月裸金属或整柜）"))
     else:
-        deployment = "bare-metal" if tier != "tens" else "remote-cloud"
-        reasons.append(("no stage or residency given: monthly bare metal near Beijing; say --stage and --data-must-stay-local to refine",
-                        "未给出阶段与合规要求：建议北京周边包月裸金属；可用 --stage 与 --data-must-stay-local 细化"))
+        if tier != "tens":
+            deployment = "bare-metal"
+            reasons.append(("no stage or residency given: monthly bare metal near Beijing; say --stage and --data-must-stay-local to refine",
+                            "未给出阶段与合规要求：建议北京周边包月裸金属；可用 --stage 与 --data-must-stay-local 细化"))
+        else:
+            deployment = "remote-cloud"
+            reasons.append(("no stage or residency given: tens of cards rent by the day or week on a cloud platform; "
+                            "say --stage and --data-must-stay-local to refine",
+                            "未给出阶段与合规要求：几十卡规模可在云平台按天或按周租用；可用 --stage 与 --data-must-stay-local 细化"))
     cands = [s for s in catalog() if (s.in_beijing if data_must_stay_local else True)
              and (deployment in s.kinds or (deployment == "local-dedicated" and "bare-metal" in s.kinds))]
     avail_rank = {"good": 0, "limited": 1, "scarce": 2}

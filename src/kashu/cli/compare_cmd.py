@@ -52,25 +52,29 @@ def compare_cmd(
         return
     zh = lang == "zh"
     tab = Table(title="场景对比" if zh else "Scenarios")
-    for en, z in [("scenario", "场景"), ("card", "卡型"), ("cards", "卡数"), ("days", "天数"), ("cost", "租金"),
-                  ("days P50/P90", "天数 P50/P90"), ("cost P90", "租金 P90"), ("P(miss)", "误期概率"), ("price source", "价格来源"),
-                  ("advice", "建议")]:
+    for en, z in [("#", "#"), ("scenario", "场景"), ("cards", "卡数"), ("days", "天数"), ("cost", "租金"),
+                  ("days P50/P90", "天数 P50/P90"), ("cost P90", "租金 P90"), ("P(miss)", "误期概率"), ("price", "价格来源")]:
         tab.add_column(z if zh else en)
-    for s in res["scenarios"]:
+    notes: dict[str, list[str]] = {}
+    for i, s in enumerate(res["scenarios"], 1):
         r = s.get("risk") or {}
-        name = ", ".join(f"{k}={v}" for k, v in s["scenario"].items()) or "—"
-        warn = next((a for a in s["advice"] if a["level"] == "warn"), None) or next(
-            (a for a in s["advice"] if a["rule"].startswith(("stage", "site.deployment", "tier"))), None)
+        name = ", ".join(f"{k}={v}" for k, v in s["scenario"].items()) or s["gpu"]["name"]
         c = s["cost"]["total_cny"]
-        tab.add_row(name, s["gpu"]["name"], str(s["gpus_recommended"]), f"{s['days']:.1f}",
+        src = str(s["cost"].get("source", ""))
+        src = src if src.startswith("quote") else ("参考价" if zh else "reference")
+        tab.add_row(str(i), name, str(s["gpus_recommended"]), f"{s['days']:.1f}",
                     format_money(c, lang) if c is not None else "—",
                     f"{r.get('days_p50', 0):.1f} / {r.get('days_p90', 0):.1f}",
                     format_money(r["cost_p90_cny"], lang) if r.get("cost_p90_cny") else "—",
-                    "—" if r.get("p_miss_deadline") is None else f"{r['p_miss_deadline']:.0%}",
-                    str(s["cost"].get("source", ""))[:40],
-                    ((warn["zh"] if zh else warn["en"])[:80] if warn else ""))
+                    "—" if r.get("p_miss_deadline") is None else f"{r['p_miss_deadline']:.0%}", src)
+        picks = [a for a in s["advice"] if a["level"] == "warn"] + [
+            a for a in s["advice"] if a["rule"] in ("site.deployment", "stage.prove_small")]
+        for a in picks[:2]:
+            notes.setdefault(a["zh"] if zh else a["en"], []).append(str(i))
     con = Console()
     con.print(tab)
+    for text_, idx in notes.items():
+        con.print(f" [{','.join(idx)}] {text_}")
     tp = res.get("two_phase")
     if tp:
         p1, p2 = tp["phase1"], tp["phase2"]
