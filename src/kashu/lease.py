@@ -119,7 +119,8 @@ def plan_cost(gpu: Accelerator, cards: int, run_days: float, used_card_hours: fl
 
 def lease_plan(gpu: Accelerator | str, card_hours: float, run_days: float, tokens: float, training_cards: float,
                redundancy: float = 0.20, quotes: Sequence[Quote] = (), today: dt.date | None = None,
-               data_must_stay_local: bool = False, price_trend_per_quarter: float | None = None) -> dict:
+               data_must_stay_local: bool = False, price_trend_per_quarter: float | None = None,
+               stage: str | None = None) -> dict:
     """Compare the rental modes for one run.
 
     card_hours: the card-hours the job consumes (with scaling and goodput losses);
@@ -134,6 +135,8 @@ def lease_plan(gpu: Accelerator | str, card_hours: float, run_days: float, token
                  else math.ceil(training_cards * (1 + redundancy) - 1e-9))
     options = []
     for key, mode, en, zh in OPTIONS:
+        if mode == "spot" and stage in ("train", "iterate"):
+            continue  # preemptible capacity is not for the formal run
         qs = eligible(quotes, gpu, leased, today, [mode], data_must_stay_local)
         pts = [quote_point(q) for q in qs]
         if not pts:
@@ -151,7 +154,7 @@ def lease_plan(gpu: Accelerator | str, card_hours: float, run_days: float, token
     advice_en, advice_zh = [], []
     q = next((o for o in options if o["option"] == "quarter"), None)
     y = next((o for o in options if o["option"] == "year"), None)
-    if q and y:
+    if q and y and run_days >= 45:
         # renewing a quarter lock four times at a price moving t per quarter, vs locking the year now
         renew = sum((1 + t) ** k for k in range(4)) / 4
         q_year_price = q["price_cny_per_card_hour"] * renew
@@ -160,7 +163,7 @@ def lease_plan(gpu: Accelerator | str, card_hours: float, run_days: float, token
             advice_en.append(
                 f"Prices are expected to move {t:+.0%} a quarter: lock a quarter, not a year. Renewing quarterly averages "
                 f"¥{q_year_price:.2f}/card-hour over a year vs ¥{y['price_cny_per_card_hour']:.2f} locked now"
-                + (f"; the year lock is nominally cheaper unless prices fall faster than {breakeven:.0%} a quarter, but the "
+                + (f"; the year lock is nominally cheaper unless prices fall faster than {abs(breakeven):.0%} a quarter, but the "
                    "quarter keeps you free to re-price and re-size." if q_year_price > y["price_cny_per_card_hour"]
                    else ", so the quarter lock is also cheaper outright."))
             advice_zh.append(

@@ -76,7 +76,9 @@ def enrich(p: Plan, req: Any) -> None:
     rows: list[tuple[str, str]] = []
 
     # site and data residency
-    site = sites.decide(local, stage, p.tier, lang)
+    priced_by = next((q for q in quotes if p.cost and p.cost.source == f"quote: {q.vendor} {q.quoted_on}"
+                      and q.gpu == p.gpu.name), None)
+    site = sites.decide(local, stage, p.tier, lang, prefer_site=priced_by.site if priced_by else None)
     p.extras["site"] = site
     for en, z in zip(site["reasons"], site["reasons_zh"], strict=True):
         p.advice.append(Advice("site.deployment", en, z, f"{ARTICLE}: 本地专有集群 vs 异地云上算力"))
@@ -101,7 +103,8 @@ def enrich(p: Plan, req: Any) -> None:
     training = p.gpus_training if mode == "days" else float(p.gpus_recommended)
     red = p.redundancy if mode == "days" else 0.0
     if p.cost is not None:
-        lp = lease_mod.lease_plan(p.gpu, used_card_hours, p.days, p.inputs["tokens"], training, red, quotes, today, local)
+        lp = lease_mod.lease_plan(p.gpu, used_card_hours, p.days, p.inputs["tokens"], training, red, quotes, today, local,
+                                 stage=stage)
         p.extras["lease"] = lp
         for en, z in zip(lp["advice"], lp["advice_zh"], strict=True):
             p.advice.append(Advice("lease.compare", en, z, f"{ARTICLE}: Q&A 一卡难求和降价潮; data/renting.toml price_trend"))

@@ -118,8 +118,11 @@ TABLE = [
 ]
 
 
-def decide(data_must_stay_local: bool, stage: str | None, tier: str = "hundreds", lang: str = "en") -> dict:
-    """The article's decision: deployment kind, candidate sites, the table, and the site-pair advice."""
+def decide(data_must_stay_local: bool, stage: str | None, tier: str = "hundreds", lang: str = "en",
+           prefer_site: str | None = None) -> dict:
+    """The article's decision: deployment kind, candidate sites, the table, and the site-pair advice.
+
+    `prefer_site`: the site of the quote that priced the plan; it becomes the training site when known."""
     stage = check_stage(stage)
     reasons: list[tuple[str, str]] = []
     if data_must_stay_local:
@@ -150,13 +153,16 @@ def decide(data_must_stay_local: bool, stage: str | None, tier: str = "hundreds"
     cands = [s for s in catalog() if (s.in_beijing if data_must_stay_local else True)
              and (deployment in s.kinds or (deployment == "local-dedicated" and "bare-metal" in s.kinds))]
     avail_rank = {"good": 0, "limited": 1, "scarce": 2}
-    if deployment == "remote-cloud":
-        cands.sort(key=lambda s: (avail_rank.get(s.availability, 3), -s.distance_km))
-    else:
-        cands.sort(key=lambda s: (avail_rank.get(s.availability, 3), s.distance_km))
+    if deployment == "remote-cloud":  # 异地: outside Beijing, nearest first (data transfer)
+        cands = [s for s in cands if not s.in_beijing] or cands
+    cands.sort(key=lambda s: (avail_rank.get(s.availability, 3), s.distance_km))
     if tier != "tens":
         cands = [s for s in cands if s.availability != "scarce"] or cands
     training = cands[0] if cands else None
+    preferred = find(prefer_site)
+    if preferred is not None and (preferred.in_beijing or not data_must_stay_local):
+        training = preferred
+        cands = [preferred] + [s for s in cands if s.key != preferred.key]
     # inference / DR partner: a different site in the same metro (same-city dual-active), in Beijing if required
     partner = None
     if training:
