@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import compute
+from . import compute, renting
 from .advice import Advice, advise, tier_for
 from .cost import Cost, check_lease_unit, default_lease_unit, lease_cost, reference_price
 from .data import default, default_source, load_toml
@@ -42,6 +42,14 @@ class PlanRequest:
     redundancy: float | None = None
     lease: str | None = None
     lang: str = "en"
+    # renting (issue 5, kashu.renting): quotes from the price book, residency, stage, subsidy
+    quotes: list | None = None  # kashu.pricebook.Quote rows; the cheapest valid match prices the plan
+    data_must_stay_local: bool = False
+    stage: str | None = None  # explore | train | iterate
+    subsidy: float | None = None  # share of the lease a subsidy pays (default: data/renting.toml)
+    voucher_cap: float | None = None  # CNY per firm per year
+    domestic_reserve: float | None = None  # share of nodes on domestic cards for compatibility testing
+    today: str | None = None  # ISO date quotes must be valid on (default: today)
 
 
 @dataclass
@@ -329,6 +337,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     used_card_hours = gpu_hours / (scaling * goodput)
     unit = r.lease or default_lease_unit(gpus_rec, days, tier)
     cost = lease_cost(gpu, gpus_rec, days, used_card_hours, r.d, unit)
+    cost = renting.price(req, gpu, gpus_rec, days, used_card_hours, r.d, r.lease) or cost  # price book wins
     if cost is None:
         warnings.append(f"no reference price for {gpu.name}: add a quote to price the plan")
         warnings_zh.append(f"{gpu.name} 没有参考价格：请添加报价")
@@ -373,6 +382,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
     p.advice = advise(p)
+    renting.enrich(p, req)  # risk, lease options, site, subsidy (kashu.renting)
     return p
 
 
