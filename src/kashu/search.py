@@ -41,6 +41,8 @@ def candidates(model, gpu, gpus: int, global_batch: int, flexible_batch: bool = 
                     for b in (1, 2, 4, 8):
                         if flexible_batch:
                             gb = max(d * b, int(round(global_batch / (d * b))) * d * b)
+                            if gb > 2 * global_batch:  # a batch far above the target changes the training recipe
+                                continue
                         else:
                             if global_batch % (d * b):
                                 continue
