@@ -16,8 +16,8 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import compute
-from .advice import Advice, advise, tier_for
+from . import compute, infra
+from .advice import Advice, advise, infra_advice, tier_for
 from .cost import Cost, check_lease_unit, default_lease_unit, lease_cost, reference_price
 from .data import default, default_source, load_toml
 from .errors import KashuError
@@ -42,6 +42,16 @@ class PlanRequest:
     redundancy: float | None = None
     lease: str | None = None
     lang: str = "en"
+    # cluster infrastructure (kashu.infra): None = the sourced default
+    fabric: str | None = None
+    nics_per_node: int | None = None
+    oversubscription: float | None = None
+    failure_rate: float | None = None
+    checkpoint_async: bool | None = None
+    checkpoints_kept: int | None = None
+    storage_write_gbps: float | None = None
+    kw_per_rack: float | None = None
+    pue: float | None = None
 
 
 @dataclass
@@ -258,17 +268,13 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     redundancy = default("redundancy") if req.redundancy is None else float(req.redundancy)
     if req.redundancy is None:
         defaults_used["redundancy"] = default_source("redundancy")
-    goodput = default("goodput")
-    defaults_used["goodput"] = default_source("goodput")
-
-    def scaling_for(cards: float) -> float:
-        """Cross-node scaling efficiency: 1 inside one node, the sourced default across nodes."""
-        if cards <= node:
-            return 1.0
-        return default("cross_node_scaling")
+    # cross-node scaling (network model) and goodput (reliability model) depend on the cluster size
+    im = infra.from_request(req, n_params=r.n, tokens=r.d, flops_per_token=fpt, gpu=gpu, flops_per_card=eff)
+    scaling_for, goodput_for = im.scaling, im.goodput
+    defaults_used.update(infra.defaults_used(req))
 
     def days_on(cards: float) -> float:
-        return gpu_hours / (cards * scaling_for(cards) * goodput) / 24.0
+        return gpu_hours / (cards * scaling_for(cards) * goodput_for(cards)) / 24.0
 
     # 3-5. solve for the cluster
     if r.mode == "days":
@@ -276,13 +282,11 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         gpus_min = max(1, math.ceil(gpu_hours / hours - 1e-9))
         steps.append(Step("gpus_min", "Cards for the deadline (no losses)", "按期限所需卡数（不计损耗）",
                           f"⌈card-hours / ({r.deadline_days:g} d × 24 h)⌉", gpus_min, "cards", "seed article, step 2"))
-        scaling = scaling_for(gpus_min)
-        gpus_needed = max(1, math.ceil(gpus_min / (scaling * goodput) - 1e-9))
-        scaling = scaling_for(gpus_needed)
-        gpus_needed = max(1, math.ceil(gpu_hours / hours / (scaling * goodput) - 1e-9))
+        gpus_needed = infra.solve_cards(gpus_min, lambda c: gpu_hours / hours / (scaling_for(c) * goodput_for(c)))
+        scaling, goodput = scaling_for(gpus_needed), goodput_for(gpus_needed)
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
-                          f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉", gpus_needed, "cards",
-                          f"scaling: {default_source('cross_node_scaling')}; goodput: {default_source('goodput')}"))
+                          f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉ (fixed point in cards)", gpus_needed, "cards",
+                          "scaling: kashu.network (DP communication vs compute); goodput: kashu.reliability (MTTF, Daly interval)"))
         gpus_rec = _round_up(gpus_needed * (1 + redundancy), node) if gpus_needed > node / 2 or redundancy > 0 else node
         gpus_rec = max(gpus_rec, _round_up(gpus_needed, node))
         steps.append(Step("gpus_recommended", f"…plus {redundancy:.0%} redundancy, whole {node}-card nodes",
@@ -315,7 +319,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
                           "max n (whole nodes) with lease cost(n) ≤ budget", gpus_rec, "cards"))
         steps.append(Step("days", f"Days on {gpus_rec} cards", f"{gpus_rec} 张卡所需天数",
                           "card-hours / (cards × scaling × goodput) / 24", days, "days"))
-    scaling = scaling_for(gpus_training)
+    scaling, goodput = scaling_for(gpus_training), goodput_for(gpus_training)
     tier = tier_for(gpus_rec)
 
     # 6. cost
@@ -365,7 +369,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     if r.deadline_days is not None and days > r.deadline_days * 1.0001:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
-    p.advice = advise(p)
+    p.network, p.storage, p.reliability, p.power = im.plan_sections(p, gpus_rec, gpus_training, days, gpu_hours, cost)
+    p.advice = advise(p) + infra_advice(p)
     return p
 
 
