@@ -66,7 +66,8 @@ def power_model(*, nodes: int, gpus_per_node: int, tdp_w: float, switches: int =
     per_rack = int(kw_rack * 1e3 // nw)
     exceeds = per_rack == 0
     racks_compute = nodes if exceeds else math.ceil(nodes / per_rack)
-    racks_net = math.ceil(net_w / (kw_rack * 1e3)) if net_w else 0
+    spare_w = 0.0 if exceeds else racks_compute * kw_rack * 1e3 - compute_w  # switches go in the compute racks' headroom first
+    racks_net = math.ceil((net_w - spare_w) / (kw_rack * 1e3)) if net_w > spare_w else 0
     racks = racks_compute + racks_net
     energy = it_w * p * days * 24 / 1e6 if days is not None else None  # W·h → MWh
     ex = [f"node = {gpus_per_node} × {tdp_w:g} W × (1 + {c['host']['overhead_fraction']:g} host) = {nw / 1e3:.2f} kW",
