@@ -73,3 +73,18 @@ def test_cli_terminal_bill_of_materials(capsys):
     main(["plan", "--params", "70B", "--tokens", "1.4T", "--gpu", "H800", "--days", "60", "--lang", "zh"])
     out = capsys.readouterr().out
     assert "集群物料清单" in out and "交换机" in out and "机柜" in out
+
+
+def test_solve_cards_fixed_point_and_unreachable():
+    from kashu.infra import solve_cards
+
+    assert solve_cards(100, lambda n: 100 / 0.9) == 112  # ⌈100/0.9⌉
+    # effective cards n·e(n) peak at n = 1000 with e(n) = 1 − n/2000: a need of 600 is unreachable → the peak
+    n = solve_cards(100, lambda n: 600 / max(1e-9, 1 - n / 2000), max_cards=10_000)
+    assert 900 <= n <= 1100
+
+
+def test_unreachable_deadline_warns_instead_of_running_away():
+    p = kashu.plan(params="1T", tokens="20T", gpu="H800", days=30)
+    assert p.gpus_recommended < 1_000_000
+    assert any("exceeds" in w for w in p.warnings)

@@ -224,19 +224,37 @@ class InfraModel:
         return sec["network"], sec["storage"], sec["reliability"], sec["power"]
 
 
-def solve_cards(start: int, needed_for, max_iter: int = 12) -> int:
-    """Fixed point n = ⌈needed_for(n)⌉ (scaling and goodput depend on the card count), from the loss-free count."""
+def solve_cards(start: int, needed_for, max_iter: int = 12, max_cards: int = 1_000_000) -> int:
+    """Smallest n with n ≥ needed_for(n) (scaling and goodput depend on the card count), from the loss-free count.
+
+    A short fixed-point iteration; when it does not settle (past some size failures and communication
+    make extra cards useless), scan a geometric grid for the smallest n that meets the need, or else
+    the n with the most effective cards n × needed_for's target / needed_for(n) (the deadline is then
+    unreachable and the planner warns that the days exceed it)."""
     n = max(1, int(start))
     seen: list[int] = [n]
     for _ in range(max_iter):
         nxt = max(1, math.ceil(needed_for(n) - 1e-9))
         if nxt == n:
             return n
-        if nxt in seen:  # a cycle: take the largest of it, which meets the deadline
+        if nxt in seen:  # a cycle: the largest of it meets the deadline
             return max(seen[seen.index(nxt):])
+        if nxt > max_cards:
+            break
         seen.append(nxt)
         n = nxt
-    return max(seen[-2:])
+    grid, c = [], max(1, int(start))
+    while c <= max_cards:
+        grid.append(c)
+        c = max(c + 1, int(c * 1.05))
+    best, best_ratio = grid[0], 0.0
+    for c in grid:
+        need = needed_for(c)
+        if c >= need:
+            return c
+        if c / need > best_ratio:
+            best, best_ratio = c, c / need
+    return best
 
 
 def defaults_used(req: Any) -> dict[str, str]:

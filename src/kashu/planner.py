@@ -389,8 +389,8 @@ def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req
         d = days_on(n)
         unit = r.lease or default_lease_unit(n, d, tier_for(n))
         c = lease_cost(gpu, n, d, gpu_hours, r.d, unit, price)
-        if c.total_cny <= budget:
-            best = (n, d)
+        if c.total_cny <= budget and (best is None or d < best[1] * 0.999):
+            best = (n, d)  # past some size failures and communication make a bigger cluster slower: keep the fastest
     if best is None:
         d1 = days_on(1)
         c1 = lease_cost(gpu, 1, d1, gpu_hours, r.d, r.lease or default_lease_unit(1, d1, "tens"), price)
