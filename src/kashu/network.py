@@ -387,7 +387,7 @@ def network_model(
     l_dp = _ranks_in_node(dp, tp, g)
     m_dp = math.ceil(dp / l_dp)
     buckets = max(1, math.ceil(s / lat["bucket_bytes"]))
-    hops = 2 * max(1, math.ceil(math.log2(max(2, m_dp))))
+    hops = 2 * math.log2(max(2, m_dp))  # tree depth up and down; continuous so that one more node never jumps
     inter_lat = lat["inter_node_s"] * hops
     if dp > 1:
         if int(lay.get("zero", 1)) >= 1:

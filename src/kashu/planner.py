@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import compute, infra
+from . import compute, infra, renting
 from .advice import Advice, advise, infra_advice, tier_for
 from .cost import Cost, check_lease_unit, default_lease_unit, lease_cost, reference_price
 from .data import default, default_source, load_toml
@@ -52,6 +52,14 @@ class PlanRequest:
     storage_write_gbps: float | None = None
     kw_per_rack: float | None = None
     pue: float | None = None
+    # renting (issue 5, kashu.renting): quotes from the price book, residency, stage, subsidy
+    quotes: list | None = None  # kashu.pricebook.Quote rows; the cheapest valid match prices the plan
+    data_must_stay_local: bool = False
+    stage: str | None = None  # explore | train | iterate
+    subsidy: float | None = None  # share of the lease a subsidy pays (default: data/renting.toml)
+    voucher_cap: float | None = None  # CNY per firm per year
+    domestic_reserve: float | None = None  # share of nodes on domestic cards for compatibility testing
+    today: str | None = None  # ISO date quotes must be valid on (default: today)
 
 
 @dataclass
@@ -141,6 +149,13 @@ class Plan:
 
 def _round_up(x: float, multiple: int) -> int:
     return int(math.ceil(x / multiple - 1e-9) * multiple)
+
+
+def _cluster_size(cards: float, node: int) -> int:
+    """Whole nodes; below half a node, the next power of two (1, 2, 4 cards rent singly)."""
+    if cards <= node / 2:
+        return 1 << max(0, math.ceil(math.log2(max(cards, 1.0)) - 1e-9))
+    return _round_up(cards, node)
 
 
 def _check_fraction(value: float | None, name: str, lo: float, hi: float) -> None:
@@ -287,13 +302,13 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
                           f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉ (fixed point in cards)", gpus_needed, "cards",
                           "scaling: kashu.network (DP communication vs compute); goodput: kashu.reliability (MTTF, Daly interval)"))
-        gpus_rec = _round_up(gpus_needed * (1 + redundancy), node) if gpus_needed > node / 2 or redundancy > 0 else node
-        gpus_rec = max(gpus_rec, _round_up(gpus_needed, node))
+        # a job that fits on one or two cards gains nothing from a spare card
+        gpus_rec = _cluster_size(gpus_needed * (1 + redundancy) if gpus_needed > 2 else gpus_needed, node)
         steps.append(Step("gpus_recommended", f"…plus {redundancy:.0%} redundancy, whole {node}-card nodes",
                           f"…加 {redundancy:.0%} 冗余，按 {node} 卡整机取整",
-                          f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}", gpus_rec, "cards",
+                          f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}" if gpus_rec >= node else "next power of two below one node", gpus_rec, "cards",
                           default_source("redundancy")))
-        gpus_training = gpus_rec / (1 + redundancy)
+        gpus_training = gpus_rec / (1 + redundancy) if gpus_needed > 2 else float(gpus_rec)
         days = days_on(gpus_training)
         steps.append(Step("days", "Expected days (training share of the cluster)", "预计天数（集群训练份额）",
                           f"card-hours / ({gpus_training:.1f} cards × scaling × goodput) / 24", days, "days"))
@@ -312,7 +327,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
                             f"(with one, {spare_days:.1f} days)")
             warnings_zh.append(f"全部 {r.gpus} 张卡都用于训练，未留 {redundancy:.0%} 冗余（留冗余则需 {spare_days:.1f} 天）")
     else:
-        gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny)
+        gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny, scaling_for, goodput_for)
         gpus_min = gpus_needed = gpus_rec
         gpus_training = float(gpus_rec)
         steps.append(Step("gpus_budget", "Largest cluster the budget leases", "预算可租的最大集群",
@@ -324,8 +339,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
 
     # 6. cost
     used_card_hours = gpu_hours / (scaling * goodput)
-    unit = r.lease or default_lease_unit(gpus_rec, days, tier)
-    cost = lease_cost(gpu, gpus_rec, days, used_card_hours, r.d, unit)
+    cost = _price(req, r, gpu, gpus_rec, days, used_card_hours)  # the price book wins over the reference
+    unit = cost.lease_unit if cost else (r.lease or default_lease_unit(gpus_rec, days, tier))
     if cost is None:
         warnings.append(f"no reference price for {gpu.name}: add a quote to price the plan")
         warnings_zh.append(f"{gpu.name} 没有参考价格：请添加报价")
@@ -371,32 +386,51 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
     p.network, p.storage, p.reliability, p.power = im.plan_sections(p, gpus_rec, gpus_training, days, gpu_hours, cost)
     p.advice = advise(p) + infra_advice(p)
+    renting.enrich(p, req)  # risk, lease options, site, subsidy (kashu.renting)
     return p
 
 
-def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float):
-    """Largest whole-node cluster whose lease fits the budget (lease rounding makes big clusters cost more)."""
+def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: float, used_card_hours: float) -> Cost | None:
+    """The plan's price: the price book (kashu.renting) wins, else the reference price at the lease unit."""
+    unit = r.lease or default_lease_unit(cards, days, tier_for(cards))
+    ref = lease_cost(gpu, cards, days, used_card_hours, r.d, unit)
+    return renting.price(req, gpu, cards, days, used_card_hours, r.d, r.lease) or ref
+
+
+def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float,
+                  scaling_for, goodput_for):
+    """Largest cluster whose lease fits the budget, priced exactly as the final plan is
+    (lease rounding makes big clusters cost more, so the largest affordable one exists)."""
     node = gpu.gpus_per_node
-    price = reference_price(gpu)
-    if price is None:
+    if reference_price(gpu) is None and not req.quotes:
         raise KashuError(f"no price for {gpu.name}, so a budget cannot be turned into cards; add a quote",
                          f"{gpu.name} 没有价格，无法把预算换算成卡数；请添加报价", "budget")
     lim = int(load_toml("defaults.toml")["limits"]["max_gpus"])
     best = None
-    # candidate sizes: 1, 2, 4 cards, then whole nodes on a geometric-ish grid refined linearly
     cands = sorted({c for c in (1, 2, 4) if c < node} | {node * k for k in _node_grid(lim // node)})
-    for n in cands:
+    first = None
+
+    def consider(n: int) -> None:
+        nonlocal best, first
         d = days_on(n)
-        unit = r.lease or default_lease_unit(n, d, tier_for(n))
-        c = lease_cost(gpu, n, d, gpu_hours, r.d, unit, price)
-        if c.total_cny <= budget and (best is None or d < best[1] * 0.999):
+        c = _price(req, r, gpu, n, d, gpu_hours / (scaling_for(n) * goodput_for(n)))
+        if c is None:
+            return
+        first = first or (n, d, c)
+        if c.total_cny <= budget and (best is None or d <= best[1] * (1 + 1e-9)):
             best = (n, d)  # past some size failures and communication make a bigger cluster slower: keep the fastest
+
+    for n in cands:
+        consider(n)
+    if best is not None and best[0] >= node:  # refine node by node up to the next grid point
+        nxt = next((c for c in cands if c > best[0]), best[0])
+        for n in range(best[0] + node, nxt, node):
+            consider(n)
     if best is None:
-        d1 = days_on(1)
-        c1 = lease_cost(gpu, 1, d1, gpu_hours, r.d, r.lease or default_lease_unit(1, d1, "tens"), price)
+        n1, d1, c1 = first
         raise KashuError(
-            f"--budget ¥{budget:,.0f} does not cover the run even on one card (¥{c1.total_cny:,.0f} over {d1:,.0f} days)",
-            f"--budget ¥{budget:,.0f} 连一张卡跑完都不够（需 ¥{c1.total_cny:,.0f}，{d1:,.0f} 天）", "budget")
+            f"--budget ¥{budget:,.0f} does not cover the run even on {n1} card(s) (¥{c1.total_cny:,.0f} over {d1:,.0f} days)",
+            f"--budget ¥{budget:,.0f} 连 {n1} 张卡跑完都不够（需 ¥{c1.total_cny:,.0f}，{d1:,.0f} 天）", "budget")
     return best
 
 

@@ -9,6 +9,7 @@ from ..i18n import detect_lang
 from ..planner import PlanRequest, plan
 from ..report.terminal import render_plan
 from . import LangOpt, app, emit_json
+from .renting_opts import renting_inputs
 
 
 @app.command("plan")
@@ -36,6 +37,12 @@ def plan_cmd(
     pue: float = typer.Option(None, "--pue", help="Data-centre PUE (default 1.35, Beijing's 2024-2027 target)."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     lang: str = LangOpt,
+    db: str = typer.Option(None, "--db", help="Price book (file or SQLAlchemy URL; default $KASHU_DB, else the user data dir)."),
+    data_must_stay_local: bool = typer.Option(False, "--data-must-stay-local", help="Data must not leave Beijing (数据不出域)."),
+    stage: str = typer.Option(None, "--stage", help="explore, train or iterate (the article's local vs remote table)."),
+    subsidy: float = typer.Option(None, "--subsidy", help="Share of the lease a subsidy pays (policy; default 0.30 for domestic cards)."),
+    voucher_cap: float = typer.Option(None, "--voucher-cap", help="Subsidy cap, CNY per firm per year (default 2,000,000)."),
+    domestic_reserve: float = typer.Option(None, "--domestic-reserve", help="Share of nodes on domestic cards for compatibility tests."),
 ) -> None:
     """Plan a training run: how many cards, how long, which tier, at what cost — with the working shown."""
     lang = detect_lang(lang)
@@ -44,7 +51,7 @@ def plan_cmd(
                          lease=lease, lang=lang, fabric=fabric, nics_per_node=nics_per_node,
                          oversubscription=oversubscription, failure_rate=failure_rate, checkpoint_async=checkpoint_async,
                          checkpoints_kept=checkpoints_kept, storage_write_gbps=storage_write_gbps, kw_per_rack=kw_per_rack,
-                         pue=pue))
+                         pue=pue, **renting_inputs(db, data_must_stay_local, stage, subsidy, voucher_cap, domestic_reserve)))
     if json_out:
         emit_json(p.to_dict())
     else:
