@@ -145,8 +145,14 @@ def gbytes_of(fw) -> float:
 
 
 def model_flops_per_token(model) -> float:
-    """6·N_active + 6·L·s·(d_qk + d_v)·heads: PaLM Appendix B (12·L·h·s for standard attention, non-causal)."""
-    return 6.0 * model.n_active_params + 6.0 * model.layers * model.seq_len * (model.qk_dim + model.q_dim)
+    """6·N_matmul + 6·L·s·(d_qk + d_v)·heads: PaLM Appendix B (12·L·h·s for standard attention, non-causal).
+
+    N_matmul is the active parameters that multiply activations: the input embedding (untied) and
+    learned positions are table lookups, not matmuls, so they are left out (Kaplan et al. 2020 §2.1
+    count the vocabulary only through the output projection; Megatron-LM's FLOP formula likewise)."""
+    lookup = (0 if model.tied else model.vocab * model.hidden) + (model.seq_len * model.hidden if model.pos == "learned" else 0)
+    return (6.0 * (model.n_active_params - lookup)
+            + 6.0 * model.layers * model.seq_len * (model.qk_dim + model.q_dim))
 
 
 def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", fabric: Fabric | None = None,
