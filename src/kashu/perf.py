@@ -45,6 +45,8 @@ class Framework:
     dp_overlap: float  # fraction of the overlap window the gradient/parameter traffic really hides behind
     grad_reduce_bytes: float
     step_overhead_s: float
+    kernel_efficiency: float = 1.0  # the stack's GEMM/kernel speed relative to the reference stack (perf.toml)
+    z3_pieces_per_layer: float = 1.0  # separate parameter gathers per layer under ZeRO-3/FSDP
     source: str = ""
 
 
@@ -64,32 +66,45 @@ def framework(name: str = "modern") -> Framework:
     return Framework(name=name, **f)
 
 
-def gemm_peak_fraction(gpu) -> float:
-    """Measured large-GEMM fraction of dense peak for the card's family (perf.toml [gemm.peak_fraction])."""
-    g = constants()["gemm"]
-    best = ("", g["peak_fraction_default"])
-    for prefix, frac in g["peak_fraction"].items():
+def _by_family(gpu, table: dict, default: float) -> float:
+    """The entry of `table` whose key is the longest prefix of the card's catalog name."""
+    best = ("", default)
+    for prefix, frac in table.items():
         if gpu.name.upper().startswith(prefix.upper()) and len(prefix) > len(best[0]):
             best = (prefix, frac)
     return float(best[1])
 
 
+def gemm_peak_fraction(gpu) -> float:
+    """Measured large-GEMM fraction of dense peak for the card's family (perf.toml [gemm.peak_fraction])."""
+    g = constants()["gemm"]
+    return _by_family(gpu, g["peak_fraction"], g["peak_fraction_default"])
+
+
+def sustained_fraction(gpu) -> float:
+    """Clock held under the power cap in a training loop vs the clock the GEMM benchmark ran at."""
+    g = constants()["gemm"]
+    return _by_family(gpu, g["sustained"], g["sustained_fraction"])
+
+
 class _Card:
     """The card's rates in SI units, resolved once per evaluation."""
 
-    def __init__(self, gpu, precision: str, fabric: Fabric):
+    def __init__(self, gpu, precision: str, fabric: Fabric, kernel_efficiency: float = 1.0):
         k = constants()
         self.gpu = gpu
         self.bf16 = gpu.peak_flops
-        self.frac = gemm_peak_fraction(gpu) * k["gemm"]["sustained_fraction"]
+        self.frac = gemm_peak_fraction(gpu) * sustained_fraction(gpu) * kernel_efficiency
         self.bwd = float(k["gemm"]["backward_factor"])
         self.half = float(k["gemm"]["half_dim"])
         if precision == "fp8":
             self.gemm_peak = gpu.peak_flops_for("fp8") * k["fp8"]["relative_efficiency"]
         else:
             self.gemm_peak = self.bf16
-        self.flash = self.bf16 * k["attention"]["flash_fraction"]
-        self.hbm = gpu.hbm_bytes_per_s * k["hbm"]["fraction"]
+        att = k["attention"]
+        self.flash = self.bf16 * _by_family(gpu, att["family"], att["flash_fraction"]) * kernel_efficiency
+        self.hbm = gpu.hbm_bytes_per_s * k["hbm"]["fraction"] * kernel_efficiency
+        self.chunk = float(k["inter"]["channel_chunk_bytes"])
         self.intra = gpu.intra_link_bytes_per_s_one_way * k["intra"]["busbw_fraction"]
         self.intra_lat = k["intra"]["latency_s"]
         self.inter = fabric.bytes_per_s_per_gpu * fabric.efficiency
@@ -107,15 +122,37 @@ class _Card:
         """Seconds for `count` GEMMs of M×K by K×N (2·M·N·K FLOPs each)."""
         return count * 2.0 * M * N * K / ((peak or self.gemm_peak) * self.eff(M, N, K))
 
-    def link(self, span):
-        """Bus bandwidth and latency of a group spanning `span` consecutive ranks."""
+    def link(self, span, stride=None, per_rank_bytes=None):
+        """Bus bandwidth and latency of a group spanning `span` ranks, members `stride` ranks apart.
+
+        Inside a node: the NVLink busbw. Across nodes NCCL runs one ring/tree channel per NIC, so the
+        k = node/stride members a node holds share its k NICs and the collective's busbw is k × the
+        per-card fabric figure, capped by NVLink (NCCL multi-node all-reduce busbw ≈ per-node NIC
+        aggregate: nccl-tests doc/PERFORMANCE.md; stas00/ml-engineering network chapter). NCCL only
+        opens as many channels as the message fills (one ring step per channel moves at most
+        NCCL_BUFFSIZE/NCCL_STEPS = 512 KiB), so small per-rank pieces ride one NIC."""
         inside = span <= self.node
-        return np.where(inside, self.intra, self.inter), np.where(inside, self.intra_lat, self.inter_lat)
+        stride = span if stride is None else stride
+        k = np.maximum(1.0, np.floor(self.node / np.maximum(stride, 1.0)))
+        if per_rank_bytes is not None:
+            k = np.clip(np.asarray(per_rank_bytes, dtype=float) / self.chunk, 1.0, k)
+        across = np.minimum(self.intra, k * self.inter)
+        return np.where(inside, self.intra, across), np.where(inside, self.intra_lat, self.inter_lat)
+
+
+def gbytes_of(fw) -> float:
+    return float(fw.grad_reduce_bytes)
 
 
 def model_flops_per_token(model) -> float:
-    """6·N_active + 6·L·s·(d_qk + d_v)·heads: PaLM Appendix B (12·L·h·s for standard attention, non-causal)."""
-    return 6.0 * model.n_active_params + 6.0 * model.layers * model.seq_len * (model.qk_dim + model.q_dim)
+    """6·N_matmul + 6·L·s·(d_qk + d_v)·heads: PaLM Appendix B (12·L·h·s for standard attention, non-causal).
+
+    N_matmul is the active parameters that multiply activations: the input embedding (untied) and
+    learned positions are table lookups, not matmuls, so they are left out (Kaplan et al. 2020 §2.1
+    count the vocabulary only through the output projection; Megatron-LM's FLOP formula likewise)."""
+    lookup = (0 if model.tied else model.vocab * model.hidden) + (model.seq_len * model.hidden if model.pos == "learned" else 0)
+    return (6.0 * (model.n_active_params - lookup)
+            + 6.0 * model.layers * model.seq_len * (model.qk_dim + model.q_dim))
 
 
 def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", fabric: Fabric | None = None,
@@ -123,7 +160,7 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     """Everything about a batch of layouts (dict of equal-shape arrays; see Layout.arrays())."""
     fabric = fabric or default_fabric()
     fw = framework(fw) if isinstance(fw, str) else fw
-    C = _Card(gpu, precision, fabric)
+    C = _Card(gpu, precision, fabric, fw.kernel_efficiency)
     t, p, d, c, ep, v, b = (np.asarray(lay[k], dtype=float) for k in ("tp", "pp", "dp", "cp", "ep", "vp", "mbs"))
     rc, sp, zero = (np.asarray(lay[k], dtype=float) for k in ("rc", "sp", "zero"))
     lay = {"tp": t, "pp": p, "dp": d, "cp": c, "ep": ep, "vp": v, "mbs": b, "rc": rc, "sp": sp, "zero": zero}
@@ -199,13 +236,13 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     tp_bwd = tp_pass + np.where((sp > 0) & (t > 1), ar * (1.0 - fw.tp_overlap), 0.0)
     # MoE all-to-all: dispatch + combine per pass, group of ep ranks strided by t·c
     if model.is_moe:
-        bw_ep, lat_ep = C.link(t * c * ep)
+        bw_ep, lat_ep = C.link(t * c * ep, t * c)
         a2a = collective_time("all_to_all", 2.0 * T * model.top_k * h / t, ep, bw_ep, lat_ep)
         ep_pass = fm * 2.0 * a2a
     else:
         ep_pass = 0.0 * t
     # context parallel: K and V of all c chunks gathered (ring), hidden behind the attention kernel
-    bw_cp, lat_cp = C.link(t * c)
+    bw_cp, lat_cp = C.link(t * c, t)
     kv_bytes = 2.0 * 2.0 * b * s * (model.kv_dim if not model.mla else a * (dqk + dv) / 2) / t
     cp_f = np.maximum(collective_time("all_gather", kv_bytes, c, bw_cp, lat_cp) - att_f, 0.0)
     cp_b = np.maximum(2.0 * collective_time("all_gather", kv_bytes, c, bw_cp, lat_cp) - att_b, 0.0)
@@ -216,7 +253,7 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     t_layer = f_l + b_l + r_l
 
     # ---- first/last stage extras: logits GEMM + cross-entropy (fp32), embedding lookup
-    logit = 3.0 * C.gemm(T, V / t, h) + (20.0 * T * V / t) / C.hbm
+    logit = 3.0 * C.gemm(T, V / t, h) + (constants()["cross_entropy"]["bytes_per_logit"] * T * V / t) / C.hbm
     embed = (4.0 * T * h) / C.hbm
     body = (L / p) * t_layer
     t_max = body + np.where(p == 1, logit + embed, np.maximum(logit, embed))
@@ -237,7 +274,9 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     n_exp = spar["expert"]
     dsh = d * c
     esh = np.maximum(dsh / ep, 1.0)
-    bw_dp, lat_dp = C.link(t * c * d)
+    bw_dp, lat_dp = C.link(t * c * d, t * c, gbytes_of(fw) * n_dense / dsh)
+    # ZeRO-3 / FSDP gathers one layer (one FSDP unit) at a time: small pieces per rank at large dp
+    bw_z3, _ = C.link(t * c * d, t * c, 2.0 * spar["layer_full"] / (fw.z3_pieces_per_layer * dsh))
     gbytes = fw.grad_reduce_bytes
 
     def sync(n, g):
@@ -250,10 +289,10 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     window = (L / p) * (b_l + f_l)  # the last micro-batch's backward and the next step's first forward
     dp_exposed = np.maximum(t_dp - fw.dp_overlap * window, 0.0)
     # ZeRO-3: weights gathered for forward and backward (and recomputation), gradients reduce-scattered, per micro-batch
-    z3_mb = (collective_time("all_gather", 2.0 * n_dense, dsh, bw_dp, lat_dp) * np.where(rc == 2, 3.0, 2.0)
-             + collective_time("reduce_scatter", gbytes * n_dense, dsh, bw_dp, lat_dp))
-    z3_mb = z3_mb + (collective_time("all_gather", 2.0 * n_exp, esh, bw_dp, lat_dp) * 2.0
-                     + collective_time("reduce_scatter", gbytes * n_exp, esh, bw_dp, lat_dp))
+    z3_mb = (collective_time("all_gather", 2.0 * n_dense, dsh, bw_z3, lat_dp) * np.where(rc == 2, 3.0, 2.0)
+             + collective_time("reduce_scatter", gbytes * n_dense, dsh, bw_z3, lat_dp))
+    z3_mb = z3_mb + (collective_time("all_gather", 2.0 * n_exp, esh, bw_z3, lat_dp) * 2.0
+                     + collective_time("reduce_scatter", gbytes * n_exp, esh, bw_z3, lat_dp))
     z3 = np.where(zero >= 3, m * np.maximum(z3_mb - fw.dp_overlap * body, 0.0), 0.0)
 
     # ---- Adam update over the locally owned parameters, HBM-bound

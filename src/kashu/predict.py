@@ -6,16 +6,20 @@ from .errors import KashuError
 from .search import search
 
 GLOBAL_BATCH_TOKENS = 4 * 2**20  # ≈ 4M tokens per step: Llama 2 (Touvron et al. 2023, §2.2), Llama 3 early stage 4M
+TOKENS_PER_CARD = 1024  # Llama 3 405B: 16M tokens on 16,384 H100 (Dubey et al. 2024 §3.3.2, Table 4)
+MAX_BATCH_TOKENS = 16 * 2**20  # Llama 3's final batch; larger batches change the training recipe
 
 
-def global_batch_for(spec) -> int:
-    return max(1, round(GLOBAL_BATCH_TOKENS / spec.seq_len))
+def global_batch_for(spec, cards: int = 0) -> int:
+    """Sequences per step: 4M tokens, growing with the cluster to ~1K tokens per card, at most 16M."""
+    tokens = min(max(GLOBAL_BATCH_TOKENS, TOKENS_PER_CARD * cards), MAX_BATCH_TOKENS)
+    return max(1, round(tokens / spec.seq_len))
 
 
 def best_at(spec, gpu, cards: int, precision: str = "bf16", fabric=None) -> dict | None:
     """The fastest fitting layout on `cards` cards (batch rounded to the layout), or None when none fits."""
     try:
-        res = search(spec, gpu, int(cards), global_batch_for(spec), precision, fabric, top=1, flexible_batch=True)
+        res = search(spec, gpu, int(cards), global_batch_for(spec, int(cards)), precision, fabric, top=1, flexible_batch=True)
     except KashuError:
         return None
     return res[0] if res else None

@@ -48,7 +48,7 @@ def candidates(model, gpu, gpus: int, global_batch: int, flexible_batch: bool = 
                                 continue
                             gb = global_batch
                         m = gb // (d * b)
-                        vps = [1] if p == 1 else [v for v in (1, 2, 3, 4, 6, 8)
+                        vps = [1] if p == 1 else [v for v in (1, 2, 3, 4, 5, 6, 7, 8)
                                                   if model.layers % (p * v) == 0 and (v == 1 or m % p == 0)]
                         for v in vps:
                             rows.append((t, p, d, c, e, v, b, gb))

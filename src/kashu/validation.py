@@ -82,7 +82,9 @@ def _framework(row):
         return framework("fsdp")
     if "ZeRO-3" in row["model"]:
         return framework("deepspeed-2021")
-    if src.startswith("Narayanan") or src.startswith("Korthikanti"):
+    if src.startswith("Korthikanti"):
+        return framework("megatron-2022")
+    if src.startswith("Narayanan"):
         return framework("megatron-2021")
     return framework("modern")
 
@@ -173,7 +175,7 @@ def run() -> dict:
         vpm = re.search(r"VP=(\d+)", notes)
         cp = int(cpm.group(1)) if cpm else 1
         precision = "fp8" if row["precision"].strip().upper() == "FP8" else "bf16"
-        zero = 3 if ("ZeRO-3" in row["model"] or "FSDP" in row["dp"]) else (0 if fw.name == "megatron-2021" else 1)
+        zero = 3 if ("ZeRO-3" in row["model"] or "FSDP" in row["dp"]) else (0 if fw.name.startswith("megatron-20") else 1)
         if cp > 1 and n // (tp * pp) == dp * cp:
             pass
         elif cp > 1:
@@ -202,8 +204,8 @@ def run() -> dict:
             groups.setdefault(key, []).append(out)
             continue
         rcs = _recompute(row["recompute"])
-        sp = "+ sequence parallel" in row["recompute"] or fw.name not in ("megatron-2021",)
-        vp_opts = [int(vpm.group(1))] if vpm else ([1] if "(baseline)" in row["model"] else [1, 2, 3, 4, 6, 8])
+        sp = "+ sequence parallel" in row["recompute"] or not fw.name.startswith("megatron-20")
+        vp_opts = [int(vpm.group(1))] if vpm else ([1] if "(baseline)" in row["model"] else [1, 2, 3, 4, 5, 6, 7, 8])
         if src.startswith("Korthikanti"):
             vp_opts = [_korthikanti_interleave(rows, row["model"])]
         mbs_opts = [mbs] if mbs else [1, 2, 4, 8, 16]
@@ -226,7 +228,8 @@ def run() -> dict:
         else:
             pub, pred, unit = _f(row["tokens_per_sec_per_gpu"]), res["tokens_per_s_per_gpu"], "tokens/s per GPU"
         out.update(published=pub, predicted=pred, unit=unit, error_pct=_err(pred, pub), mfu=res["mfu"],
-                   memory_gb_per_gpu=res["memory_gb_per_gpu"])
+                   memory_gb_per_gpu=res["memory_gb_per_gpu"], step_time_s=res["step_time_s"],
+                   breakdown=res["breakdown"])
         groups.setdefault(key, []).append(out)
     order = sorted(groups, key=lambda k: (not k.startswith("Korthikanti et al. 2022 Table 5"),
                                           not k.startswith("Narayanan et al. 2021 Table 1"), k))

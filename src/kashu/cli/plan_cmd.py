@@ -9,6 +9,19 @@ from ..i18n import detect_lang
 from ..planner import PlanRequest, plan
 from ..report.terminal import render_plan
 from . import LangOpt, app, emit_json
+from .model_opts import (
+    ExpertFfnOpt,
+    ExpertsOpt,
+    FfnOpt,
+    HeadsOpt,
+    HiddenOpt,
+    KvHeadsOpt,
+    LayersOpt,
+    SeqOpt,
+    TopKOpt,
+    VocabOpt,
+    resolve_model,
+)
 from .renting_opts import renting_inputs
 
 
@@ -44,9 +57,15 @@ def plan_cmd(
     subsidy: float = typer.Option(None, "--subsidy", help="Share of the lease a subsidy pays (policy; default 0.30 for domestic cards)."),
     voucher_cap: float = typer.Option(None, "--voucher-cap", help="Subsidy cap, CNY per firm per year (default 2,000,000)."),
     domestic_reserve: float = typer.Option(None, "--domestic-reserve", help="Share of nodes on domestic cards for compatibility tests."),
+    layers: int = LayersOpt, hidden: int = HiddenOpt, heads: int = HeadsOpt, kv_heads: int = KvHeadsOpt,
+    ffn: int = FfnOpt, vocab: int = VocabOpt, seq: int = SeqOpt, experts: int = ExpertsOpt, top_k: int = TopKOpt,
+    expert_ffn: int = ExpertFfnOpt,
 ) -> None:
     """Plan a training run: how many cards, how long, which tier, at what cost — with the working shown."""
     lang = detect_lang(lang)
+    if layers is not None or hidden is not None or heads is not None or (model and seq):
+        # a bare architecture (issue 3 item 6), or a preset at another sequence length: a ModelSpec
+        model = resolve_model(model, layers, hidden, heads, kv_heads, ffn, vocab, seq, experts, top_k, expert_ffn)
     p = plan(PlanRequest(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu,
                          method=method, lora_rank=lora_rank, precision=precision, redundancy=redundancy,
                          lease=lease, lang=lang, model=model, fabric=fabric, nics_per_node=nics_per_node,
