@@ -42,6 +42,8 @@ class PlanRequest:
     redundancy: float | None = None
     lease: str | None = None
     lang: str = "en"
+    from_bench: str | None = None  # stored benchmark run(s): id, `latest` or "12,14" (kashu.bench.use)
+    force: bool = False  # use a benchmark from another card type anyway
 
 
 @dataclass
@@ -240,8 +242,15 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         defaults_used["chinchilla_tokens_per_param"] = default_source("chinchilla_tokens_per_param")
     steps.append(Step("total_flops", "Training compute", "训练总算力", formula, total, "FLOPs", src))
 
-    # 2. card-hours at a realistic MFU
-    if req.mfu is not None:
+    # 2. card-hours at a realistic MFU (measured, when a benchmark is given)
+    bench = None
+    if req.from_bench not in (None, ""):
+        from .bench.use import from_bench  # lazy: plans without a benchmark never open the store
+
+        bench = from_bench(req.from_bench, gpu, req.precision, req.force, req.mfu, r.n)
+    if bench is not None and bench.mfu is not None:
+        mfu, mfu_source = bench.mfu, bench.mfu_source
+    elif req.mfu is not None:
         mfu, mfu_source = float(req.mfu), "user (--mfu)"
     else:
         mfu, mfu_source = default("mfu"), "default: " + default_source("mfu")
@@ -263,6 +272,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
 
     def scaling_for(cards: float) -> float:
         """Cross-node scaling efficiency: 1 inside one node, the sourced default across nodes."""
+        if bench is not None and bench.scaling is not None and cards > 1:
+            return bench.scaling  # measured by `kashu bench scale`
         if cards <= node:
             return 1.0
         return default("cross_node_scaling")
@@ -365,6 +376,10 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     if r.deadline_days is not None and days > r.deadline_days * 1.0001:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
+    if bench is not None:
+        from .bench.use import annotate
+
+        annotate(p, bench)
     p.advice = advise(p)
     return p
 

@@ -25,6 +25,8 @@ def plan_cmd(
     precision: str = typer.Option("bf16", "--precision", help="bf16 or fp8 (the dense peak used for MFU)."),
     redundancy: float = typer.Option(None, "--redundancy", help="Spare share of the cluster (default 0.20, the article's)."),
     lease: str = typer.Option(None, "--lease", help="Lease unit: day, week, month, quarter (default by tier)."),
+    from_bench: str = typer.Option(None, "--from-bench", help="Use measured figures: a `kashu bench` run id, `latest`, or ids 12,14."),
+    force: bool = typer.Option(False, "--force", help="Use a benchmark from another card type anyway."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     lang: str = LangOpt,
 ) -> None:
@@ -32,7 +34,7 @@ def plan_cmd(
     lang = detect_lang(lang)
     p = plan(PlanRequest(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu,
                          method=method, lora_rank=lora_rank, precision=precision, redundancy=redundancy,
-                         lease=lease, lang=lang))
+                         lease=lease, lang=lang, from_bench=from_bench, force=force))
     if json_out:
         emit_json(p.to_dict())
     else:
