@@ -27,6 +27,10 @@ INSTALL_HINT_ZH = ("未安装 PyTorch：基准测试需要它。请安装可选�
 
 def require_torch():
     """Import torch or raise a KashuError that says how to install it."""
+    import os
+
+    # c10d prints C++ stack traces for failed rendezvous before Python sees the error; kashu says it in one line
+    os.environ.setdefault("TORCH_CPP_LOG_LEVEL", "FATAL")
     try:
         import torch
     except ImportError:

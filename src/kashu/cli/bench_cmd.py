@@ -218,3 +218,81 @@ def comm_cmd(
     result, rank = run_comm(cfg)
     if rank == 0:
         _finish(result, db, out, json_out, lang, _show_comm)
+
+
+def _show_scale(r: dict, lang: str) -> None:
+    zh = lang == "zh"
+    tab = Table(title=(f"弱扩展：{r['wrap']}，{r['backend']}，{r['nnodes']} 个节点，编号 {r['id']}" if zh else
+                       f"Weak scaling: {r['wrap']}, {r['backend']}, {r['nnodes']} node(s), run {r['id']}"))
+    for col in (("Cards", "卡数"), ("Step time", "step 耗时"), ("Tokens/s", "tokens/s"), ("Per card", "每卡"),
+                ("MFU", "MFU"), ("Efficiency", "扩展效率")):
+        tab.add_column(col[1] if zh else col[0], justify="right")
+    for p in r["points"]:
+        tab.add_row(str(p["cards"]), f"{p['step_time_s'] * 1e3:,.1f} ms", f"{p['tokens_per_s']:,.0f}",
+                    f"{p['tokens_per_s_per_card']:,.0f}", f"{p['mfu']:.1%}" if p.get("mfu") is not None else "—",
+                    f"{p['efficiency']:.2f}")
+    c = Console()
+    c.print(tab)
+    ok = r["meets_bar"]
+    verdict = (("达标" if ok else "未达标") if zh else ("meets" if ok else "is below"))
+    color = "green" if ok else "yellow"
+    c.print(f"[{color}]{'扩展效率' if zh else 'Scaling efficiency'} {r['efficiency']:.2f} "
+            f"({r['max_cards']} {'卡' if zh else 'cards'}) {verdict} {'文章的' if zh else 'the article’s'} ≥ {r['bar']:.2g}"
+            f"[/{color}]  [dim]({r['bar_source']})[/dim]")
+    if r.get("note"):
+        c.print(f"[dim]{r['note']}[/dim]")
+
+
+SHOW["scale"] = _show_scale
+
+
+@bench_app.command("scale")
+def scale_cmd(
+    model: str = typer.Option(None, "--model", help="Model preset (see kashu.models)."),
+    layers: int = typer.Option(None, "--layers", help="Layers of the full model."),
+    hidden: int = typer.Option(None, "--hidden", help="Hidden size h."),
+    heads: int = typer.Option(None, "--heads", help="Attention heads (default h/128)."),
+    kv_heads: int = typer.Option(None, "--kv-heads", help="Key/value heads (default = heads)."),
+    ffn: int = typer.Option(None, "--ffn", help="SwiGLU width."),
+    vocab: int = typer.Option(None, "--vocab", help="Vocabulary size (default 32000)."),
+    seq: int = typer.Option(None, "--seq", help="Sequence length (default: the preset's, else 2048)."),
+    mbs: int = typer.Option(1, "--mbs", help="Micro-batch per card (weak scaling keeps it fixed)."),
+    steps: int = typer.Option(10, "--steps", help="Timed steps per size."),
+    warmup: int = typer.Option(3, "--warmup", help="Warm-up steps per size."),
+    device: str = typer.Option("cuda", "--device", help="cuda (NCCL) or cpu (gloo)."),
+    wrap: str = typer.Option("auto", "--wrap", help="auto, ddp or fsdp (FSDP2 fully_shard)."),
+    sizes: str = typer.Option(None, "--sizes", help="Card counts, e.g. 1,2,4,8 (default powers of two up to all)."),
+    nproc: int = typer.Option(None, "--nproc", help="Processes to spawn when not under torchrun (default: all GPUs; 2 on CPU)."),
+    compile_: bool = typer.Option(False, "--compile", help="torch.compile the model."),
+    checkpoint: bool = typer.Option(False, "--checkpoint", help="Activation checkpointing."),
+    gpu: str = typer.Option(None, "--gpu", help="The card, when detection fails."),
+    peak_tflops: float = typer.Option(None, "--peak-tflops", help="Dense peak for MFU, TFLOPS."),
+    max_layers: int = typer.Option(None, "--max-layers", help="Run at most this many layers."),
+    memory_gb: float = typer.Option(None, "--memory-gb", help="Memory per card the proxy may use, GB."),
+    timeout: float = typer.Option(600.0, "--timeout", help="Seconds to wait for the rendezvous and the run."),
+    db: str = DbOpt, out: Path = OutOpt, json_out: bool = JsonOpt, lang: str = LangOpt,
+) -> None:
+    """Multi-card: weak-scaling efficiency at 1, 2, 4, … cards under DDP or FSDP2, against the article's ≥ 0.8 bar.
+
+    One node: `kashu bench scale --nproc 8 ...` or `torchrun --standalone --nproc-per-node 8 -m kashu bench scale ...`.
+    Many nodes, on every node: `torchrun --nnodes 4 --nproc-per-node 8 --rdzv-backend c10d
+    --rdzv-endpoint HOST:29500 --rdzv-id JOB -m kashu bench scale ...`.
+    """
+    from ..bench import require_torch
+
+    lang = detect_lang(lang)
+    require_torch()
+    from ..bench.scale import ScaleConfig, run_scale
+
+    a, preset_seq = _arch(model, layers, hidden, heads, kv_heads, ffn, vocab)
+    try:
+        size_list = tuple(int(s) for s in sizes.split(",") if s.strip()) if sizes else ()
+    except ValueError:
+        raise KashuError(f"--sizes {sizes!r} must be card counts like 1,2,4,8", f"--sizes {sizes!r} 应为 1,2,4,8 这样的卡数",
+                         "sizes") from None
+    cfg = ScaleConfig(arch=a, seq=seq or preset_seq or 2048, mbs=mbs, steps=steps, warmup=warmup, device=device, wrap=wrap,
+                      sizes=size_list, nproc=nproc, compile=compile_, checkpoint=checkpoint, gpu=gpu,
+                      peak_tflops=peak_tflops, max_layers=max_layers, memory_gb=memory_gb, timeout_s=timeout)
+    result, rank = run_scale(cfg)
+    if rank == 0:
+        _finish(result, db, out, json_out, lang, _show_scale)
