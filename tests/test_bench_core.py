@@ -137,3 +137,13 @@ def test_store_round_trip_tolerates_other_tables(tmp_path):
         results.get(999, db)
     with pytest.raises(KashuError):
         results.get("latest", str(tmp_path / "empty.db"))
+
+
+def test_without_torch_bench_says_how_to_install():
+    import subprocess
+    import sys
+
+    code = ("import sys; sys.modules['torch'] = None\nfrom kashu.cli import main\n"
+            "main(['bench', 'step', '--device', 'cpu', '--layers', '2', '--hidden', '64'])")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2 and "kashu[bench]" in p.stderr and "Traceback" not in p.stderr
