@@ -33,9 +33,15 @@ def test_measured_mfu_replaces_the_default(db):
     assert p.mfu == 0.47 and p.inputs["mfu_source"] == f"bench:{r['id']}"
     assert "mfu" not in p.defaults_used
     assert abs(p.gpu_hours / base.gpu_hours - base.mfu / 0.47) < 1e-9
-    assert p.scaling_efficiency == base.scaling_efficiency  # one card: compute efficiency only
     b = p.to_dict()["bench"]
     assert b["mfu"]["measured"] == 0.47 and b["mfu"]["predicted"] == base.mfu
+    if base.inputs["mfu_source"].startswith("predicted"):
+        # one card replaces the compute only: the predicted layout's communication and bubble stay
+        f = b["mfu"]["cluster_factor"]
+        assert 0 < f <= 1 and p.scaling_efficiency == f
+        assert 0 < b["mfu"]["predicted_compute_one_card"] <= 1
+    else:
+        assert p.scaling_efficiency == base.scaling_efficiency
     assert kashu.plan(params="8B", tokens="1T", gpu="H800", days=30, from_bench="latest").mfu == 0.47
 
 
@@ -91,3 +97,12 @@ def test_plan_never_imports_torch():
             "assert 'torch' not in sys.modules, 'plan imported torch'")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
+
+
+def test_scale_run_alone_replaces_the_predicted_scaling(db):
+    scale = results.save({"kind": "scale", "device": "cuda", "gpu": "H800-SXM", "efficiency": 0.5, "max_cards": 16,
+                          "nnodes": 2, "wrap": "fsdp2", "meets_bar": False, "bar": 0.8}, db)
+    base = kashu.plan(params="8B", tokens="1T", gpu="H800", days=30)
+    p = kashu.plan(params="8B", tokens="1T", gpu="H800", days=30, from_bench=str(scale["id"]))
+    assert p.mfu * p.scaling_efficiency < base.mfu * base.scaling_efficiency  # a poor measured scaling costs cards
+    assert p.gpus_recommended > base.gpus_recommended

@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import compute
+from . import compute, renting
 from .advice import Advice, advise, tier_for
 from .cost import Cost, check_lease_unit, default_lease_unit, lease_cost, reference_price
 from .data import default, default_source, load_toml
@@ -42,6 +42,15 @@ class PlanRequest:
     redundancy: float | None = None
     lease: str | None = None
     lang: str = "en"
+    # renting (issue 5, kashu.renting): quotes from the price book, residency, stage, subsidy
+    quotes: list | None = None  # kashu.pricebook.Quote rows; the cheapest valid match prices the plan
+    data_must_stay_local: bool = False
+    stage: str | None = None  # explore | train | iterate
+    subsidy: float | None = None  # share of the lease a subsidy pays (default: data/renting.toml)
+    voucher_cap: float | None = None  # CNY per firm per year
+    domestic_reserve: float | None = None  # share of nodes on domestic cards for compatibility testing
+    today: str | None = None  # ISO date quotes must be valid on (default: today)
+    model: str | None = None  # a preset (kashu.models); its parameters and shape replace --params
     from_bench: str | None = None  # stored benchmark run(s): id, `latest` or "12,14" (kashu.bench.use)
     force: bool = False  # use a benchmark from another card type anyway
 
@@ -135,6 +144,13 @@ def _round_up(x: float, multiple: int) -> int:
     return int(math.ceil(x / multiple - 1e-9) * multiple)
 
 
+def _cluster_size(cards: float, node: int) -> int:
+    """Whole nodes; below half a node, the next power of two (1, 2, 4 cards rent singly)."""
+    if cards <= node / 2:
+        return 1 << max(0, math.ceil(math.log2(max(cards, 1.0)) - 1e-9))
+    return _round_up(cards, node)
+
+
 def _check_fraction(value: float | None, name: str, lo: float, hi: float) -> None:
     if value is None:
         return
@@ -151,6 +167,14 @@ class _Resolved:
         if req.lang not in ("en", "zh"):
             raise KashuError(f"--lang {req.lang!r} must be en or zh", f"--lang {req.lang!r} 应为 en 或 zh", "lang")
         self.gpu = get_gpu(req.gpu)
+        self.spec = None
+        if req.model:
+            from .models import get_model
+
+            if req.params is not None:
+                raise KashuError("give --model or --params, not both", "--model 与 --params 只能给一个", "params")
+            self.spec = get_model(req.model)
+            req.params = float(self.spec.n_params)
         if req.params is None:
             raise KashuError("--params is required (e.g. 7B or 70亿)", "需要 --params（例如 7B 或 70亿）", "params")
         self.n = parse_count(req.params, "parameters", "参数量", "params")
@@ -231,6 +255,10 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         fpt = compute.lora_flops_per_token(r.n, adapters)
         formula = f"(4·N + 6·N_adapter)·D, N_adapter ≈ {format_count(adapters)} at rank {req.lora_rank}"
         src = "Hu et al. 2021 (LoRA) §4.2: frozen weights need no weight gradients; Kaplan et al. 2020 §2.1"
+    elif r.spec is not None:
+        fpt = compute.flops_per_token(r.n, r.spec.layers, r.spec.hidden, r.spec.seq_len)
+        formula = f"(6·N + 12·L·h·s)·D, L={r.spec.layers}, h={r.spec.hidden}, s={r.spec.seq_len}"
+        src = f"PaLM (Chowdhery et al. 2022) Appendix B; shape: {r.spec.source}"
     else:
         fpt = 6.0 * r.n
         formula = "6·N·D"
@@ -242,19 +270,26 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         defaults_used["chinchilla_tokens_per_param"] = default_source("chinchilla_tokens_per_param")
     steps.append(Step("total_flops", "Training compute", "训练总算力", formula, total, "FLOPs", src))
 
-    # 2. card-hours at a realistic MFU (measured, when a benchmark is given)
+    # 2. card-hours at a realistic MFU: measured (--from-bench), given (--mfu), predicted from the best layout, or default
     bench = None
     if req.from_bench not in (None, ""):
         from .bench.use import from_bench  # lazy: plans without a benchmark never open the store
 
         bench = from_bench(req.from_bench, gpu, req.precision, req.force, req.mfu, r.n)
+    pred = None
+    if req.mfu is None and req.method == "full" and r.mode in ("days", "gpus"):
+        pred = _predict_mfu(r, gpu, total, req, fabric=bench.fabric if bench is not None else None)
     if bench is not None and bench.mfu is not None:
         mfu, mfu_source = bench.mfu, bench.mfu_source
     elif req.mfu is not None:
         mfu, mfu_source = float(req.mfu), "user (--mfu)"
+    elif pred is not None:
+        mfu, mfu_source = pred["mfu"], "predicted: " + pred["why"]
     else:
         mfu, mfu_source = default("mfu"), "default: " + default_source("mfu")
         defaults_used["mfu"] = default_source("mfu")
+    if bench is not None:
+        bench.combine(pred)  # measured compute inside the predicted layout's communication and bubble
     eff = r.peak * mfu
     gpu_hours = compute.card_seconds(total, r.peak, mfu) / 3600.0
     steps.append(Step("effective_flops", "Effective throughput per card", "单卡有效算力",
@@ -272,8 +307,10 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
 
     def scaling_for(cards: float) -> float:
         """Cross-node scaling efficiency: 1 inside one node, the sourced default across nodes."""
-        if bench is not None and bench.scaling is not None and cards > 1:
-            return bench.scaling  # measured by `kashu bench scale`
+        if bench is not None and (bench.scaling is not None or bench.mfu is not None):
+            return bench.scaling_for(cards, node)  # measured (`kashu bench scale`) or around the measured compute
+        if pred is not None:
+            return 1.0  # the predicted MFU already carries the communication of that cluster size
         if cards <= node:
             return 1.0
         return default("cross_node_scaling")
@@ -294,13 +331,13 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
                           f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉", gpus_needed, "cards",
                           f"scaling: {default_source('cross_node_scaling')}; goodput: {default_source('goodput')}"))
-        gpus_rec = _round_up(gpus_needed * (1 + redundancy), node) if gpus_needed > node / 2 or redundancy > 0 else node
-        gpus_rec = max(gpus_rec, _round_up(gpus_needed, node))
+        # a job that fits on one or two cards gains nothing from a spare card
+        gpus_rec = _cluster_size(gpus_needed * (1 + redundancy) if gpus_needed > 2 else gpus_needed, node)
         steps.append(Step("gpus_recommended", f"…plus {redundancy:.0%} redundancy, whole {node}-card nodes",
                           f"…加 {redundancy:.0%} 冗余，按 {node} 卡整机取整",
-                          f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}", gpus_rec, "cards",
+                          f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}" if gpus_rec >= node else "next power of two below one node", gpus_rec, "cards",
                           default_source("redundancy")))
-        gpus_training = gpus_rec / (1 + redundancy)
+        gpus_training = gpus_rec / (1 + redundancy) if gpus_needed > 2 else float(gpus_rec)
         days = days_on(gpus_training)
         steps.append(Step("days", "Expected days (training share of the cluster)", "预计天数（集群训练份额）",
                           f"card-hours / ({gpus_training:.1f} cards × scaling × goodput) / 24", days, "days"))
@@ -319,7 +356,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
                             f"(with one, {spare_days:.1f} days)")
             warnings_zh.append(f"全部 {r.gpus} 张卡都用于训练，未留 {redundancy:.0%} 冗余（留冗余则需 {spare_days:.1f} 天）")
     else:
-        gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny)
+        gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny, scaling_for, goodput)
         gpus_min = gpus_needed = gpus_rec
         gpus_training = float(gpus_rec)
         steps.append(Step("gpus_budget", "Largest cluster the budget leases", "预算可租的最大集群",
@@ -331,8 +368,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
 
     # 6. cost
     used_card_hours = gpu_hours / (scaling * goodput)
-    unit = r.lease or default_lease_unit(gpus_rec, days, tier)
-    cost = lease_cost(gpu, gpus_rec, days, used_card_hours, r.d, unit)
+    cost = _price(req, r, gpu, gpus_rec, days, used_card_hours)  # the price book wins over the reference
+    unit = cost.lease_unit if cost else (r.lease or default_lease_unit(gpus_rec, days, tier))
     if cost is None:
         warnings.append(f"no reference price for {gpu.name}: add a quote to price the plan")
         warnings_zh.append(f"{gpu.name} 没有参考价格：请添加报价")
@@ -376,37 +413,97 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     if r.deadline_days is not None and days > r.deadline_days * 1.0001:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
-    if bench is not None:
+    if pred is not None:
+        p.layout = pred["layout"]
+        p.extras["scaling_curve"] = pred["curve"]
+        p.extras["predicted_scaling_efficiency"] = pred["scaling_efficiency"]
+        if r.spec is None:
+            p.extras["model_shape"] = pred["shape"]
+        bar = default("scaling_bar")
+        if pred["scaling_efficiency"] < bar:
+            p.warnings.append(f"predicted cross-node scaling efficiency {pred['scaling_efficiency']:.2f} is below the "
+                              f"article's {bar:.1f} bar")
+            p.warnings_zh.append(f"预测的跨节点扩展效率 {pred['scaling_efficiency']:.2f} 低于文章的 {bar:.1f} 合格线")
+    p.advice = advise(p)
+    renting.enrich(p, req)  # risk, lease options, site, subsidy (kashu.renting)
+    if bench is not None:  # after renting, which sets the report's extra rows
         from .bench.use import annotate
 
         annotate(p, bench)
-    p.advice = advise(p)
     return p
 
 
-def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float):
-    """Largest whole-node cluster whose lease fits the budget (lease rounding makes big clusters cost more)."""
+def _predict_mfu(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fabric=None) -> dict | None:
+    """MFU of the best layout at the cluster size the plan lands on (a few fixed-point rounds), or None."""
+    from .models import shape_for_params
+    from .predict import best_at, scaling_curve
+
+    try:
+        spec = r.spec or shape_for_params(r.n)
+    except KashuError:
+        return None
     node = gpu.gpus_per_node
-    price = reference_price(gpu)
-    if price is None:
+    if r.mode == "gpus":
+        cards = r.gpus
+    else:
+        hours = r.deadline_days * 24.0
+        cards = _round_up(max(1.0, compute.card_seconds(total, r.peak, default("mfu")) / 3600 / hours), node)
+    best = None
+    for _ in range(3):
+        best = best_at(spec, gpu, cards, req.precision, fabric)
+        if best is None or r.mode == "gpus":
+            break
+        need = compute.card_seconds(total, r.peak, best["mfu"]) / 3600 / hours / default("goodput")
+        nxt = _round_up(max(1.0, need), node)
+        if nxt == cards:
+            break
+        cards = nxt
+    if best is None:
+        return None
+    curve = scaling_curve(spec, gpu, cards, req.precision, fabric)
+    eff = curve[-1]["scaling_efficiency"] if curve else 1.0
+    lay = dict(best["layout"], global_batch=best["global_batch"], gpus=cards, step_time_s=best["step_time_s"],
+               memory_gb_per_gpu=best["memory_gb_per_gpu"], breakdown=best["breakdown"])
+    why = (f"best layout on {cards} × {gpu.name} (TP{lay['tp']} PP{lay['pp']} DP{lay['dp']}, "
+           f"{lay['recompute']} recompute) by kashu.perf")
+    shape = spec.to_dict() if r.spec is None else None
+    if shape is not None:
+        why += f"; {spec.note}"
+    return {"mfu": best["mfu"], "why": why, "layout": lay, "curve": curve, "scaling_efficiency": eff, "shape": shape}
+
+
+def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: float, used_card_hours: float) -> Cost | None:
+    """The plan's price: the price book (kashu.renting) wins, else the reference price at the lease unit."""
+    unit = r.lease or default_lease_unit(cards, days, tier_for(cards))
+    ref = lease_cost(gpu, cards, days, used_card_hours, r.d, unit)
+    return renting.price(req, gpu, cards, days, used_card_hours, r.d, r.lease) or ref
+
+
+def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float,
+                  scaling_for, goodput: float):
+    """Largest cluster whose lease fits the budget, priced exactly as the final plan is
+    (lease rounding makes big clusters cost more, so the largest affordable one exists)."""
+    node = gpu.gpus_per_node
+    if reference_price(gpu) is None and not req.quotes:
         raise KashuError(f"no price for {gpu.name}, so a budget cannot be turned into cards; add a quote",
                          f"{gpu.name} 没有价格，无法把预算换算成卡数；请添加报价", "budget")
     lim = int(load_toml("defaults.toml")["limits"]["max_gpus"])
     best = None
-    # candidate sizes: 1, 2, 4 cards, then whole nodes on a geometric-ish grid refined linearly
     cands = sorted({c for c in (1, 2, 4) if c < node} | {node * k for k in _node_grid(lim // node)})
+    first = None
     for n in cands:
         d = days_on(n)
-        unit = r.lease or default_lease_unit(n, d, tier_for(n))
-        c = lease_cost(gpu, n, d, gpu_hours, r.d, unit, price)
+        c = _price(req, r, gpu, n, d, gpu_hours / (scaling_for(n) * goodput))
+        if c is None:
+            continue
+        first = first or (n, d, c)
         if c.total_cny <= budget:
             best = (n, d)
     if best is None:
-        d1 = days_on(1)
-        c1 = lease_cost(gpu, 1, d1, gpu_hours, r.d, r.lease or default_lease_unit(1, d1, "tens"), price)
+        n1, d1, c1 = first
         raise KashuError(
-            f"--budget ¥{budget:,.0f} does not cover the run even on one card (¥{c1.total_cny:,.0f} over {d1:,.0f} days)",
-            f"--budget ¥{budget:,.0f} 连一张卡跑完都不够（需 ¥{c1.total_cny:,.0f}，{d1:,.0f} 天）", "budget")
+            f"--budget ¥{budget:,.0f} does not cover the run even on {n1} card(s) (¥{c1.total_cny:,.0f} over {d1:,.0f} days)",
+            f"--budget ¥{budget:,.0f} 连 {n1} 张卡跑完都不够（需 ¥{c1.total_cny:,.0f}，{d1:,.0f} 天）", "budget")
     return best
 
 

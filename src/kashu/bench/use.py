@@ -46,6 +46,46 @@ class BenchUse:
     notes: list[tuple[str, str]] = field(default_factory=list)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     step_doc: dict | None = None
+    fabric: Any = None  # kashu.perf.Fabric from a multi-node `bench comm`, for the layout prediction
+    predicted_compute_mfu: float | None = None  # the perf model's one-card compute efficiency, to compare
+    cluster_factor: float | None = None  # measured compute / (measured compute + predicted comm and bubble)
+    predicted_scaling: float | None = None  # scaling already inside a predicted MFU (scale run without a step run)
+
+    def combine(self, pred: dict | None) -> None:
+        """Keep the predicted layout's communication, bubble and overheads; replace its compute by the measurement.
+
+        Predicted step T = C + O with C the compute parts of the breakdown (GEMMs, attention, memory-bound
+        kernels) and O the rest. The model's compute efficiency is mfu_pred·T/C; at the measured efficiency
+        the compute takes C' = mfu_pred·T/mfu_meas, so the cluster keeps C'/(C' + O) of the measured MFU.
+        """
+        if pred is None:
+            return
+        if self.mfu is None:  # scale run only: the predicted MFU carries predicted scaling; swap in the measured
+            self.predicted_scaling = float(pred.get("scaling_efficiency") or 1.0)
+            return
+        self.predicted_mfu, self.predicted_mfu_source = pred["mfu"], "predicted: " + pred["why"]
+        lay = pred.get("layout") or {}
+        bd = lay.get("breakdown") or {}
+        t = float(lay.get("step_time_s") or 0.0)
+        c = sum(float(bd.get(k, 0.0)) for k in ("gemm", "attention", "memory_bound"))
+        if t <= 0 or c <= 0:
+            return
+        self.predicted_compute_mfu = pred["mfu"] * t / min(c, t)
+        c_meas = pred["mfu"] * t / self.mfu
+        self.cluster_factor = c_meas / (c_meas + max(t - c, 0.0))
+        self.notes.append((
+            f"communication, pipeline bubble and overheads of the predicted layout ({pred['why']}) keep "
+            f"{self.cluster_factor:.2f} of the measured MFU at the planned size",
+            f"通信、流水线气泡等开销按预测布局（{pred['why']}）计，保留实测 MFU 的 {self.cluster_factor:.2f}"))
+
+    def scaling_for(self, cards: float, node: int) -> float:
+        if self.scaling is not None:
+            if cards <= 1:
+                return 1.0
+            return self.scaling / self.predicted_scaling if self.predicted_scaling else self.scaling
+        if self.cluster_factor is not None:
+            return self.cluster_factor
+        return 1.0 if cards <= node else default("cross_node_scaling")
 
     def to_dict(self) -> dict:
         out: dict[str, Any] = {"ids": self.ids}
@@ -56,6 +96,9 @@ class BenchUse:
             d = self.step_doc or {}
             out["mfu"]["run"] = {k: d.get(k) for k in ("gpu", "device_name", "step_time_s", "tokens_per_s", "tflops",
                                                        "layers_run", "layers_full", "proxy", "created_at")}
+        if self.predicted_compute_mfu is not None:
+            out["mfu"]["predicted_compute_one_card"] = self.predicted_compute_mfu
+            out["mfu"]["cluster_factor"] = self.cluster_factor
         if self.scaling is not None:
             out["scaling"] = {"measured": self.scaling, "cards": self.scaling_cards, "source": self.scaling_source,
                               "predicted": default("cross_node_scaling"),
@@ -120,6 +163,17 @@ def resolve(docs: list[dict], gpu: Accelerator, precision: str = "bf16", force: 
                 raise KashuError(f"bench {d['id']} has no all-reduce figure", f"基准测试 {d['id']} 没有 all-reduce 数据",
                                  "from_bench")
             use.busbw_gbps, use.busbw_source = float(ar["busbw_gbps_at_largest"]), f"bench:{d['id']}"
+            if d.get("nnodes", 1) > 1:  # crossed the fabric: the layout prediction uses it for inter-node traffic
+                try:
+                    from ..perf import Fabric, default_fabric
+
+                    use.fabric = Fabric(use.busbw_gbps * 1e9, 1.0, default_fabric().latency_s, f"bench:{d['id']}")
+                except ImportError:
+                    pass
+            else:
+                use.warnings.append((f"bench {d['id']} measured one node only: its bus bandwidth is the intra-node "
+                                     "one, recorded but not used for cross-node traffic",
+                                     f"基准测试 {d['id']} 只测了单节点：其总线带宽是节点内带宽，仅记录，不用于跨节点通信"))
             use.notes.append((
                 f"all-reduce bus bandwidth {use.busbw_gbps:.3g} GB/s measured by bench {d['id']} on {d['world_size']} ranks "
                 f"({d.get('nnodes', 1)} node(s)) at {ar['largest_size_bytes'] / 2**20:g} MiB",
@@ -179,7 +233,14 @@ def annotate(p, use: BenchUse) -> None:
     if use.busbw_gbps is not None and isinstance(p.network, dict):
         p.network["busbw_gbps_measured"] = use.busbw_gbps
     rows = getattr(p, "_render_extra", None) or []
-    if use.mfu is not None:
+    if use.mfu is not None and use.predicted_compute_mfu is not None:
+        rows.append(("单卡 MFU：实测 / 预估" if zh else "One-card MFU: measured / predicted",
+                     f"[green]{use.mfu:.1%}[/green] ({use.mfu_source}) / {use.predicted_compute_mfu:.1%} "
+                     f"[dim]({'kashu.perf 计算部分' if zh else 'kashu.perf, compute only'})[/dim]"))
+        rows.append(("集群 MFU：实测算力 / 预估" if zh else "Cluster MFU: measured compute / predicted",
+                     f"[green]{use.mfu * use.cluster_factor:.1%}[/green] / {use.predicted_mfu:.1%} "
+                     f"[dim](× {use.cluster_factor:.2f} {'通信与气泡' if zh else 'communication and bubble'})[/dim]"))
+    elif use.mfu is not None:
         rows.append(("MFU：实测 / 预估" if zh else "MFU: measured / predicted",
                      f"[green]{use.mfu:.1%}[/green] ({use.mfu_source}) / {use.predicted_mfu:.0%} "
                      f"[dim]({'默认值' if zh else 'default'})[/dim]"))
