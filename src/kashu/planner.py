@@ -63,6 +63,8 @@ class PlanRequest:
     domestic_reserve: float | None = None  # share of nodes on domestic cards for compatibility testing
     today: str | None = None  # ISO date quotes must be valid on (default: today)
     model: str | None = None  # a preset (kashu.models); its parameters and shape replace --params
+    from_bench: str | None = None  # stored benchmark run(s): id, `latest` or "12,14" (kashu.bench.use)
+    force: bool = False  # use a benchmark from another card type anyway
 
 
 @dataclass
@@ -280,17 +282,29 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         defaults_used["chinchilla_tokens_per_param"] = default_source("chinchilla_tokens_per_param")
     steps.append(Step("total_flops", "Training compute", "训练总算力", formula, total, "FLOPs", src))
 
-    # 2. card-hours at a realistic MFU (predicted from the best layout when the model allows it)
+    # 2. card-hours at a realistic MFU: measured (--from-bench), given (--mfu), predicted from the best layout, or default
+    bench = None
+    if req.from_bench not in (None, ""):
+        from .bench.use import from_bench  # lazy: plans without a benchmark never open the store
+
+        bench = from_bench(req.from_bench, gpu, req.precision, req.force, req.mfu, r.n)
     pred = None
     if req.mfu is None and req.method == "full" and r.mode in ("days", "gpus"):
-        pred = _predict_on_fabric(r, gpu, total, req, fpt)
-    if req.mfu is not None:
+        if bench is not None and bench.fabric is not None:  # a measured multi-node fabric (`kashu bench comm`)
+            pred = _predict_mfu(r, gpu, total, req, lambda c, f=bench.fabric: None if c <= gpu.gpus_per_node else f)
+        else:
+            pred = _predict_on_fabric(r, gpu, total, req, fpt)
+    if bench is not None and bench.mfu is not None:
+        mfu, mfu_source = bench.mfu, bench.mfu_source
+    elif req.mfu is not None:
         mfu, mfu_source = float(req.mfu), "user (--mfu)"
     elif pred is not None:
         mfu, mfu_source = pred["mfu"], "predicted: " + pred["why"]
     else:
         mfu, mfu_source = default("mfu"), "default: " + default_source("mfu")
         defaults_used["mfu"] = default_source("mfu")
+    if bench is not None:
+        bench.combine(pred)  # measured compute inside the predicted layout's communication and bubble
     eff = r.peak * mfu
     gpu_hours = compute.card_seconds(total, r.peak, mfu) / 3600.0
     steps.append(Step("effective_flops", "Effective throughput per card", "单卡有效算力",
@@ -315,6 +329,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     def scaling_for(cards: float) -> float:
         """Cross-node scaling: a predicted MFU already carries the communication of its cluster size;
         otherwise the network model's efficiency (1 inside one node)."""
+        if bench is not None and (bench.scaling is not None or bench.mfu is not None):
+            return bench.scaling_for(cards, node)  # measured (`kashu bench scale`) or around the measured compute
         if pred is not None:
             return 1.0
         return im.scaling(cards)
@@ -435,6 +451,10 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
             p.warnings_zh.append(f"预测的跨节点扩展效率 {pred['scaling_efficiency']:.2f} 低于文章的 {bar:.1f} 合格线")
     p.advice = advise(p) + infra_advice(p)
     renting.enrich(p, req)  # risk, lease options, site, subsidy (kashu.renting)
+    if bench is not None:  # after renting, which sets the report's extra rows
+        from .bench.use import annotate
+
+        annotate(p, bench)
     return p
 
 

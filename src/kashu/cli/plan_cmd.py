@@ -49,6 +49,8 @@ def plan_cmd(
     storage_write_gbps: float = typer.Option(None, "--storage-write-gbps", help="Write bandwidth of the storage you have, GB/s (default: what is required)."),
     kw_per_rack: float = typer.Option(None, "--kw-per-rack", help="Power per rack, kW (default 20, Beijing high-density racks)."),
     pue: float = typer.Option(None, "--pue", help="Data-centre PUE (default 1.35, Beijing's 2024-2027 target)."),
+    from_bench: str = typer.Option(None, "--from-bench", help="Use measured figures: a `kashu bench` run id, `latest`, or ids 12,14."),
+    force: bool = typer.Option(False, "--force", help="Use a benchmark from another card type anyway."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     lang: str = LangOpt,
     db: str = typer.Option(None, "--db", help="Price book (file or SQLAlchemy URL; default $KASHU_DB, else the user data dir)."),
@@ -71,7 +73,7 @@ def plan_cmd(
                          lease=lease, lang=lang, model=model, fabric=fabric, nics_per_node=nics_per_node,
                          oversubscription=oversubscription, failure_rate=failure_rate, checkpoint_async=checkpoint_async,
                          checkpoints_kept=checkpoints_kept, storage_write_gbps=storage_write_gbps, kw_per_rack=kw_per_rack,
-                         pue=pue, **renting_inputs(db, data_must_stay_local, stage, subsidy, voucher_cap, domestic_reserve)))
+                         pue=pue, from_bench=from_bench, force=force, **renting_inputs(db, data_must_stay_local, stage, subsidy, voucher_cap, domestic_reserve)))
     if json_out:
         emit_json(p.to_dict())
     else:
