@@ -48,7 +48,7 @@ def fail(err: KashuError, lang: str | None = None) -> None:
 LangOpt = typer.Option(None, "--lang", help="Output language: en or zh (default: from a zh_* locale, else en).")
 
 # register commands (each module adds itself to `app`)
-from . import gpus_cmd, plan_cmd  # noqa: E402,F401
+from . import gpus_cmd, plan_cmd, report_cmd, serve_cmd  # noqa: E402,F401  # noqa: E402,F401
 
 
 def main(argv: list[str] | None = None) -> None:

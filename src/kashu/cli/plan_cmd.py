@@ -6,7 +6,7 @@ import typer
 from rich.console import Console
 
 from ..i18n import detect_lang
-from ..planner import PlanRequest, plan
+from ..planner import Plan, PlanRequest, plan
 from ..report.terminal import render_plan
 from . import LangOpt, app, emit_json
 
@@ -27,7 +27,7 @@ def plan_cmd(
     lease: str = typer.Option(None, "--lease", help="Lease unit: day, week, month, quarter (default by tier)."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     lang: str = LangOpt,
-) -> None:
+) -> Plan:
     """Plan a training run: how many cards, how long, which tier, at what cost — with the working shown."""
     lang = detect_lang(lang)
     p = plan(PlanRequest(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu,
@@ -37,3 +37,4 @@ def plan_cmd(
         emit_json(p.to_dict())
     else:
         render_plan(p, Console(), lang)
+    return p  # `kashu report` reuses this command's options and takes the plan from here
