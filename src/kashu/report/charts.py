@@ -81,6 +81,13 @@ def sweep(req, plan, points: int = SWEEP_POINTS, seconds: float = SWEEP_SECONDS)
     return pts
 
 
+def _log_axis(title: str, xs: list[int]) -> dict:
+    """A log axis with ticks at powers of two (card counts people rent), not at 2, 3, … 9."""
+    lo, hi = max(1, min(xs)), max(xs)
+    ticks = [1 << k for k in range(0, 21) if lo / 1.5 <= (1 << k) <= hi * 1.5]
+    return {"type": "log", "title": {"text": title}, "tickvals": ticks, "ticktext": [f"{t:,}" for t in ticks]}
+
+
 def days_vs_cards(pts: list[dict], plan, lang: str) -> Figure:
     x = [p["gpus"] for p in pts]
     y = [p["days"] for p in pts]
@@ -93,12 +100,11 @@ def days_vs_cards(pts: list[dict], plan, lang: str) -> Figure:
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "y0": plan.deadline_days,
                        "y1": plan.deadline_days, "line": {"dash": "dash", "color": "#888"}})
     fig = {"data": data, "layout": _layout(_L(lang, "Days vs cards", "天数与卡数"), _L(lang, "cards", "卡数"),
-                                           _L(lang, "days", "天"), xaxis={"type": "log", "title": {"text": _L(lang, "cards", "卡数")}},
-                                           shapes=shapes)}
+                                           _L(lang, "days", "天"), xaxis=_log_axis(_L(lang, "cards", "卡数"), x), shapes=shapes)}
     return Figure("days_vs_cards", _L(lang, "Days vs cards", "天数与卡数"), _L(
         lang, "The same plan run at each cluster size (whole nodes): days = card-hours / (cards × scaling × goodput) / 24. "
-        "The dashed line is the deadline; the star is the recommended cluster.",
-        "在每个集群规模（整机）上重算同一计划：天数 = 卡时 / (卡数 × 扩展效率 × 有效率) / 24。虚线为期限，星号为建议规模。"), fig)
+        "Every card trains in the sweep; the star is the recommended cluster, which keeps its reserve. The dashed line is the deadline.",
+        "在每个集群规模（整机）上重算同一计划（所有卡都参与训练）：天数 = 卡时 / (卡数 × 扩展效率 × 有效率) / 24。星号为建议规模（保留冗余），虚线为期限。"), fig)
 
 
 def cost_vs_cards(pts: list[dict], plan, lang: str) -> Figure | None:
@@ -118,7 +124,7 @@ def cost_vs_cards(pts: list[dict], plan, lang: str) -> Figure | None:
         data.append({"type": "scatter", "mode": "markers", "x": [plan.gpus_recommended], "y": [plan.cost.total_cny],
                      "name": _L(lang, "recommended", "建议规模"), "marker": {"size": 14, "color": "#d62728", "symbol": "star"}})
     fig = {"data": data, "layout": _layout(_L(lang, "Lease cost vs cards", "租金与卡数"), _L(lang, "cards", "卡数"), "CNY",
-                                           xaxis={"type": "log", "title": {"text": _L(lang, "cards", "卡数")}})}
+                                           xaxis=_log_axis(_L(lang, "cards", "卡数"), [p["gpus"] for p in priced]))}
     return Figure("cost_vs_cards", _L(lang, "Lease cost vs cards", "租金与卡数"), _L(
         lang, "Lease cost at each size = cards × lease hours (rounded up to the lease unit) × price. A point is on the Pareto front "
         "when no other size is both faster and cheaper.",
