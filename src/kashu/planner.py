@@ -16,7 +16,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import compute
+from . import compute, renting
 from .advice import Advice, advise, tier_for
 from .cost import Cost, check_lease_unit, default_lease_unit, lease_cost, reference_price
 from .data import default, default_source, load_toml
@@ -42,6 +42,14 @@ class PlanRequest:
     redundancy: float | None = None
     lease: str | None = None
     lang: str = "en"
+    # renting (issue 5, kashu.renting): quotes from the price book, residency, stage, subsidy
+    quotes: list | None = None  # kashu.pricebook.Quote rows; the cheapest valid match prices the plan
+    data_must_stay_local: bool = False
+    stage: str | None = None  # explore | train | iterate
+    subsidy: float | None = None  # share of the lease a subsidy pays (default: data/renting.toml)
+    voucher_cap: float | None = None  # CNY per firm per year
+    domestic_reserve: float | None = None  # share of nodes on domestic cards for compatibility testing
+    today: str | None = None  # ISO date quotes must be valid on (default: today)
 
 
 @dataclass
@@ -131,6 +139,13 @@ class Plan:
 
 def _round_up(x: float, multiple: int) -> int:
     return int(math.ceil(x / multiple - 1e-9) * multiple)
+
+
+def _cluster_size(cards: float, node: int) -> int:
+    """Whole nodes; below half a node, the next power of two (1, 2, 4 cards rent singly)."""
+    if cards <= node / 2:
+        return 1 << max(0, math.ceil(math.log2(max(cards, 1.0)) - 1e-9))
+    return _round_up(cards, node)
 
 
 def _check_fraction(value: float | None, name: str, lo: float, hi: float) -> None:
@@ -283,13 +298,13 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
                           f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉", gpus_needed, "cards",
                           f"scaling: {default_source('cross_node_scaling')}; goodput: {default_source('goodput')}"))
-        gpus_rec = _round_up(gpus_needed * (1 + redundancy), node) if gpus_needed > node / 2 or redundancy > 0 else node
-        gpus_rec = max(gpus_rec, _round_up(gpus_needed, node))
+        # a job that fits on one or two cards gains nothing from a spare card
+        gpus_rec = _cluster_size(gpus_needed * (1 + redundancy) if gpus_needed > 2 else gpus_needed, node)
         steps.append(Step("gpus_recommended", f"…plus {redundancy:.0%} redundancy, whole {node}-card nodes",
                           f"…加 {redundancy:.0%} 冗余，按 {node} 卡整机取整",
-                          f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}", gpus_rec, "cards",
+                          f"⌈gpus_needed × {1 + redundancy:g} / {node}⌉ × {node}" if gpus_rec >= node else "next power of two below one node", gpus_rec, "cards",
                           default_source("redundancy")))
-        gpus_training = gpus_rec / (1 + redundancy)
+        gpus_training = gpus_rec / (1 + redundancy) if gpus_needed > 2 else float(gpus_rec)
         days = days_on(gpus_training)
         steps.append(Step("days", "Expected days (training share of the cluster)", "预计天数（集群训练份额）",
                           f"card-hours / ({gpus_training:.1f} cards × scaling × goodput) / 24", days, "days"))
@@ -322,6 +337,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     used_card_hours = gpu_hours / (scaling * goodput)
     unit = r.lease or default_lease_unit(gpus_rec, days, tier)
     cost = lease_cost(gpu, gpus_rec, days, used_card_hours, r.d, unit)
+    cost = renting.price(req, gpu, gpus_rec, days, used_card_hours, r.d, r.lease) or cost  # price book wins
     if cost is None:
         warnings.append(f"no reference price for {gpu.name}: add a quote to price the plan")
         warnings_zh.append(f"{gpu.name} 没有参考价格：请添加报价")
@@ -366,6 +382,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
     p.advice = advise(p)
+    renting.enrich(p, req)  # risk, lease options, site, subsidy (kashu.renting)
     return p
 
 

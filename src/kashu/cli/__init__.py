@@ -48,14 +48,26 @@ def fail(err: KashuError, lang: str | None = None) -> None:
 LangOpt = typer.Option(None, "--lang", help="Output language: en or zh (default: from a zh_* locale, else en).")
 
 # register commands (each module adds itself to `app`)
-from . import gpus_cmd, plan_cmd, report_cmd, serve_cmd  # noqa: E402,F401  # noqa: E402,F401
+from . import compare_cmd, gpus_cmd, plan_cmd, quotes_cmd  # noqa: E402,F401  (compare, quotes: issue 5)
+from . import report_cmd, serve_cmd  # noqa: E402,F401  (report, serve: issue 7)
+
+
+def _argv_lang(argv: list[str]) -> str | None:
+    """The --lang value from the command line, so an error before the command runs speaks it too."""
+    for i, a in enumerate(argv):
+        if a == "--lang" and i + 1 < len(argv):
+            return argv[i + 1]
+        if a.startswith("--lang="):
+            return a.split("=", 1)[1]
+    return None
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=argv, standalone_mode=False)
+        app(args=args, standalone_mode=False)
     except KashuError as e:
-        fail(e)
+        fail(e, _argv_lang(args))
     except click.exceptions.Exit as e:
         raise SystemExit(e.exit_code) from None
     except click.exceptions.Abort:

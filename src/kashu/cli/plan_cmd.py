@@ -6,9 +6,10 @@ import typer
 from rich.console import Console
 
 from ..i18n import detect_lang
-from ..planner import Plan, PlanRequest, plan
+from ..planner import PlanRequest, plan
 from ..report.terminal import render_plan
 from . import LangOpt, app, emit_json
+from .renting_opts import renting_inputs
 
 
 @app.command("plan")
@@ -27,12 +28,19 @@ def plan_cmd(
     lease: str = typer.Option(None, "--lease", help="Lease unit: day, week, month, quarter (default by tier)."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     lang: str = LangOpt,
-) -> Plan:
+    db: str = typer.Option(None, "--db", help="Price book (file or SQLAlchemy URL; default $KASHU_DB, else the user data dir)."),
+    data_must_stay_local: bool = typer.Option(False, "--data-must-stay-local", help="Data must not leave Beijing (数据不出域)."),
+    stage: str = typer.Option(None, "--stage", help="explore, train or iterate (the article's local vs remote table)."),
+    subsidy: float = typer.Option(None, "--subsidy", help="Share of the lease a subsidy pays (policy; default 0.30 for domestic cards)."),
+    voucher_cap: float = typer.Option(None, "--voucher-cap", help="Subsidy cap, CNY per firm per year (default 2,000,000)."),
+    domestic_reserve: float = typer.Option(None, "--domestic-reserve", help="Share of nodes on domestic cards for compatibility tests."),
+) -> None:
     """Plan a training run: how many cards, how long, which tier, at what cost — with the working shown."""
     lang = detect_lang(lang)
     p = plan(PlanRequest(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu,
                          method=method, lora_rank=lora_rank, precision=precision, redundancy=redundancy,
-                         lease=lease, lang=lang))
+                         lease=lease, lang=lang, **renting_inputs(db, data_must_stay_local, stage, subsidy,
+                                                                   voucher_cap, domestic_reserve)))
     if json_out:
         emit_json(p.to_dict())
     else:

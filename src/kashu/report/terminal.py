@@ -41,7 +41,10 @@ def render_plan(p: Plan, console: Console, lang: str = "en") -> None:
     head.add_row(t("gpu", lang), f"{p.gpu.name} ({p.gpu.bf16_tflops:g} TFLOPS dense BF16, {p.gpu.memory_gb:g} GB)")
     if p.deadline_days:
         head.add_row(t("deadline", lang), format_days(p.deadline_days, lang))
-    head.add_row(t("mfu", lang), f"{p.mfu:.0%}  [dim]({inp['mfu_source']})[/dim]")
+    src = inp["mfu_source"]
+    if src.startswith("default"):
+        src = "默认值，见下方来源" if zh else "default, sourced below"
+    head.add_row(t("mfu", lang), f"{p.mfu:.0%}  [dim]({src})[/dim]")
     console.print(Panel(head, title=t("plan_title", lang), expand=False))
 
     tab = Table(title=t("working", lang), show_lines=False, expand=False)
@@ -85,3 +88,7 @@ def render_plan(p: Plan, console: Console, lang: str = "en") -> None:
         console.print(f"[bold yellow]{t('warnings', lang)}[/bold yellow]")
         for w in warns:
             console.print(f" [yellow]![/yellow] {w}")
+    if p.defaults_used:
+        console.print(f"[bold]{t('defaults', lang)}[/bold]")
+        for key, source in p.defaults_used.items():
+            console.print(f" [dim]{key}: {source}[/dim]")
