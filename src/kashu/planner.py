@@ -323,7 +323,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
                             f"(with one, {spare_days:.1f} days)")
             warnings_zh.append(f"全部 {r.gpus} 张卡都用于训练，未留 {redundancy:.0%} 冗余（留冗余则需 {spare_days:.1f} 天）")
     else:
-        gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny)
+        gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny, scaling_for, goodput)
         gpus_min = gpus_needed = gpus_rec
         gpus_training = float(gpus_rec)
         steps.append(Step("gpus_budget", "Largest cluster the budget leases", "预算可租的最大集群",
@@ -335,9 +335,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
 
     # 6. cost
     used_card_hours = gpu_hours / (scaling * goodput)
-    unit = r.lease or default_lease_unit(gpus_rec, days, tier)
-    cost = lease_cost(gpu, gpus_rec, days, used_card_hours, r.d, unit)
-    cost = renting.price(req, gpu, gpus_rec, days, used_card_hours, r.d, r.lease) or cost  # price book wins
+    cost = _price(req, r, gpu, gpus_rec, days, used_card_hours)  # the price book wins over the reference
+    unit = cost.lease_unit if cost else (r.lease or default_lease_unit(gpus_rec, days, tier))
     if cost is None:
         warnings.append(f"no reference price for {gpu.name}: add a quote to price the plan")
         warnings_zh.append(f"{gpu.name} 没有参考价格：请添加报价")
@@ -386,29 +385,38 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     return p
 
 
-def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float):
-    """Largest whole-node cluster whose lease fits the budget (lease rounding makes big clusters cost more)."""
+def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: float, used_card_hours: float) -> Cost | None:
+    """The plan's price: the price book (kashu.renting) wins, else the reference price at the lease unit."""
+    unit = r.lease or default_lease_unit(cards, days, tier_for(cards))
+    ref = lease_cost(gpu, cards, days, used_card_hours, r.d, unit)
+    return renting.price(req, gpu, cards, days, used_card_hours, r.d, r.lease) or ref
+
+
+def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float,
+                  scaling_for, goodput: float):
+    """Largest cluster whose lease fits the budget, priced exactly as the final plan is
+    (lease rounding makes big clusters cost more, so the largest affordable one exists)."""
     node = gpu.gpus_per_node
-    price = reference_price(gpu)
-    if price is None:
+    if reference_price(gpu) is None and not req.quotes:
         raise KashuError(f"no price for {gpu.name}, so a budget cannot be turned into cards; add a quote",
                          f"{gpu.name} 没有价格，无法把预算换算成卡数；请添加报价", "budget")
     lim = int(load_toml("defaults.toml")["limits"]["max_gpus"])
     best = None
-    # candidate sizes: 1, 2, 4 cards, then whole nodes on a geometric-ish grid refined linearly
     cands = sorted({c for c in (1, 2, 4) if c < node} | {node * k for k in _node_grid(lim // node)})
+    first = None
     for n in cands:
         d = days_on(n)
-        unit = r.lease or default_lease_unit(n, d, tier_for(n))
-        c = lease_cost(gpu, n, d, gpu_hours, r.d, unit, price)
+        c = _price(req, r, gpu, n, d, gpu_hours / (scaling_for(n) * goodput))
+        if c is None:
+            continue
+        first = first or (n, d, c)
         if c.total_cny <= budget:
             best = (n, d)
     if best is None:
-        d1 = days_on(1)
-        c1 = lease_cost(gpu, 1, d1, gpu_hours, r.d, r.lease or default_lease_unit(1, d1, "tens"), price)
+        n1, d1, c1 = first
         raise KashuError(
-            f"--budget ¥{budget:,.0f} does not cover the run even on one card (¥{c1.total_cny:,.0f} over {d1:,.0f} days)",
-            f"--budget ¥{budget:,.0f} 连一张卡跑完都不够（需 ¥{c1.total_cny:,.0f}，{d1:,.0f} 天）", "budget")
+            f"--budget ¥{budget:,.0f} does not cover the run even on {n1} card(s) (¥{c1.total_cny:,.0f} over {d1:,.0f} days)",
+            f"--budget ¥{budget:,.0f} 连 {n1} 张卡跑完都不够（需 ¥{c1.total_cny:,.0f}，{d1:,.0f} 天）", "budget")
     return best
 
 
