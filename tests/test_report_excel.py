@@ -16,11 +16,12 @@ _FUNCS = {
     "MAX": max, "MIN": min,
     "IF": lambda c, a, b: a if c else b,
     "OR": lambda *a: any(a), "AND": lambda *a: all(a),
+    "LOG": lambda x, b=10: math.log(x, b),
 }
 
 
 def evaluate(ws, ref: str, cache: dict) -> float:
-    """A small evaluator for the formulas the report writes: + - * / ^, comparisons, ROUNDUP MAX MIN IF OR AND."""
+    """A small evaluator for the formulas the report writes: + - * / ^, comparisons, ROUNDUP MAX MIN IF OR AND LOG."""
     if ref in cache:
         return cache[ref]
     v = ws[ref].value
@@ -44,6 +45,8 @@ CASES = [
     dict(params="7B", tokens="1T", gpu="H800", gpus=256),
     dict(params="7B", tokens="1T", gpu="H800", budget="200万"),
     dict(params="7B", tokens="10B", gpu="H800", days=7, method="lora"),
+    dict(params="1B", tokens="10B", gpu="H800", days=30),  # a sub-node job: 1/2/4 cards
+    dict(params="1B", tokens="30B", gpu="H800", days=30),
 ]
 
 

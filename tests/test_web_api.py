@@ -35,7 +35,9 @@ def test_api_plan_matches_cli_schema(client):
 
 def test_api_accepts_every_planrequest_field(client):
     """The body's fields are PlanRequest's, so options other engineers add appear without editing the app."""
-    assert set(request_fields()) == {f.name for f in dataclasses.fields(PlanRequest)}
+    from kashu.web.render import INTERNAL_FIELDS
+
+    assert set(request_fields()) == {f.name for f in dataclasses.fields(PlanRequest)} - set(INTERNAL_FIELDS)
     props = client.get("/openapi.json").json()["paths"]["/api/plan"]["post"]["requestBody"]["content"]["application/json"]["schema"]["properties"]
     assert set(props) == set(request_fields())
 
@@ -154,12 +156,38 @@ def test_pages_reference_no_remote_assets(client):
     assert client.get("/static/app.js").status_code == 200
 
 
-def test_public_server_needs_token_for_writes():
-    c = TestClient(create_app(public=True, token="s3cret"))
-    r = c.post("/quotes", data={"vendor": "x"})
-    assert r.status_code == 200 and ("token" in r.text.lower() or "unavailable" in r.text.lower() or "不可用" in r.text)
-
-
 def test_body_too_large(client):
     r = client.post("/api/plan", content=b"{" + b" " * 3_000_000 + b"}", headers={"Content-Type": "application/json"})
     assert r.status_code == 413
+
+
+CSV_HEAD = "vendor,gpu,cards,mode,price,currency,unit,site,deployment,includes,quoted_on,valid_until,notes\n"
+
+
+def test_quotes_page_add_import_and_price_a_plan(tmp_path):
+    pytest.importorskip("kashu.pricebook")
+    c = TestClient(create_app(db=str(tmp_path / "book.db")))
+    r = c.post("/quotes", data={"action": "add", "vendor": "Acme<script>", "gpu": "H800", "cards": "512", "mode": "monthly",
+                                "price": "9.5", "currency": "CNY", "unit": "card-hour", "deployment": "bare-metal",
+                                "quoted_on": "2026-11-01"})
+    assert r.status_code == 200, r.text
+    assert "Acme&lt;script&gt;" in r.text and "Acme<script>" not in r.text
+    r = c.post("/quotes", data={"action": "import", "csv_text": CSV_HEAD + "Bad,H800,8,monthly,-1,CNY,card-hour,,bare-metal,,2026-11-01,,\n"})
+    assert r.status_code == 422 and "error-box" in r.text
+    r = c.post("/quotes", data={"action": "import", "csv_text": CSV_HEAD + "Beta,A100,64,daily,7,CNY,card-hour,Daxing,remote-cloud,,2026-11-01,,\n"})
+    assert r.status_code == 200 and "Beta" in r.text
+    r = c.post("/quotes", data={"action": "add", "vendor": "x", "gpu": "H800", "cards": "8", "mode": "monthly", "price": "abc"})
+    assert r.status_code == 422 and 'id="qerr-price"' in r.text
+    d = c.post("/api/plan", json={**BASE}).json()
+    assert "Acme" in d["cost"]["source"]
+
+
+def test_quotes_writes_need_token_on_public_server(tmp_path):
+    pytest.importorskip("kashu.pricebook")
+    c = TestClient(create_app(public=True, token="s3cret", db=str(tmp_path / "b.db")))
+    q = {"action": "add", "vendor": "V", "gpu": "H800", "cards": "8", "mode": "monthly", "price": "9", "quoted_on": "2026-11-01"}
+    assert c.post("/quotes", data=q).status_code == 403
+    assert c.post("/quotes", data={**q, "token": "wrong"}).status_code == 403
+    assert c.post("/quotes", data={**q, "token": "s3cret"}).status_code == 200
+    c2 = TestClient(create_app(public=True, token="", db=str(tmp_path / "c.db")))
+    assert c2.post("/quotes", data={**q, "token": ""}).status_code == 403

@@ -27,7 +27,12 @@ FORMATS = {"html": "html", "md": "md", "markdown": "md", "xlsx": "xlsx", "excel"
 def request_from_options(options: dict[str, typing.Any]) -> PlanRequest:
     """The plan options that are PlanRequest fields (the CLI names are the field names)."""
     names = {f.name for f in dataclasses.fields(PlanRequest)}
-    return PlanRequest(**{k: v for k, v in options.items() if k in names})
+    kw = {k: v for k, v in options.items() if k in names}
+    if "quotes" in names and "quotes" not in kw:  # priced from the same book as the plan (`--db`)
+        from .. import pricebook
+
+        kw["quotes"] = pricebook.load_for_plan(options.get("db"))
+    return PlanRequest(**kw)
 
 
 def run_plan_command(options: dict[str, typing.Any]) -> Plan:
@@ -60,8 +65,8 @@ def report(**kwargs: typing.Any) -> None:
     kwargs["lang"] = detect_lang(kwargs.get("lang"))
     p = run_plan_command(kwargs)
     try:
-        req = request_from_options(kwargs)
-    except TypeError:
+        req = request_from_options(kwargs)  # for the days/cost-vs-cards sweep in the HTML report
+    except (TypeError, KashuError):
         req = None
     data = render(p, req, fmt, kwargs["lang"])
     if output in (None, "-"):

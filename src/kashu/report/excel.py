@@ -70,11 +70,14 @@ def rows_for(p: Plan) -> list[tuple[str, str, str, object, str, str]]:
              "0.00", ""),
             ("gpus_needed", "Cards with scaling loss and goodput", "计入扩展损耗与有效率的卡数",
              f"=MAX(1,ROUNDUP({per_h}/({{scaling}}*{{goodput}})-{EPS},0))", "#,##0", "cards"),
-            ("gpus_recommended", "Recommended cluster (+ redundancy, whole nodes)", "建议集群（加冗余，整机取整）",
-             f"=MAX(IF(OR({{gpus_needed}}>{{node}}/2,{{redundancy}}>0),ROUNDUP({{gpus_needed}}*(1+{{redundancy}})/{{node}}-{EPS},0)*{{node}},{{node}}),"
-             f"ROUNDUP({{gpus_needed}}/{{node}}-{EPS},0)*{{node}})", "#,##0", "cards"),
+            ("with_reserve", "Cards with the reserve (none for 1-2 card jobs)", "加冗余后的卡数（1-2 卡任务不加）",
+             "=IF({gpus_needed}>2,{gpus_needed}*(1+{redundancy}),{gpus_needed})", "#,##0.0", "cards"),
+            ("gpus_recommended", "Recommended cluster (whole nodes; 1/2/4 cards below half a node)",
+             "建议集群（整机取整；不足半机按 1/2/4 卡）",
+             f"=IF({{with_reserve}}<={{node}}/2,2^MAX(0,ROUNDUP(LOG(MAX({{with_reserve}},1),2)-{EPS},0)),"
+             f"ROUNDUP({{with_reserve}}/{{node}}-{EPS},0)*{{node}})", "#,##0", "cards"),
             ("gpus_training", "Cards training (the rest is the reserve)", "训练用卡（其余为冗余）",
-             "={gpus_recommended}/(1+{redundancy})", "#,##0.0", "cards"),
+             "=IF({gpus_needed}>2,{gpus_recommended}/(1+{redundancy}),{gpus_recommended})", "#,##0.0", "cards"),
         ]
     else:
         rows += [

@@ -7,11 +7,11 @@ Every plan runs in a worker thread under a time limit, so a pathological request
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hmac
 import importlib.util
 import json
 import os
-import typing
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 from urllib.parse import urlencode
@@ -74,12 +74,14 @@ def _body_schema() -> dict[str, Any]:
             "example": {"params": "7B", "tokens": "1T", "gpu": "H800", "days": 30, "mfu": 0.45}}
 
 
-def create_app(public: bool = False, token: str | None = None) -> FastAPI:
-    """`public`: bound to a non-loopback address, so writes to the price book need `token` (KASHU_TOKEN)."""
+def create_app(public: bool = False, token: str | None = None, db: str | None = None) -> FastAPI:
+    """`public`: bound to a non-loopback address, so writes to the price book need `token` (KASHU_TOKEN).
+    `db`: the price book (default $KASHU_DB, else the user data dir), read for every plan."""
     app = FastAPI(title="kashu", version="0.1", docs_url=None, redoc_url=None,
                   description="How many GPUs to rent to train an LLM. `POST /api/plan` takes the `kashu plan` options as JSON "
                               "and answers with the schema of `kashu plan --json`.")
     app.state.public = public
+    app.state.db = db
     app.state.token = token if token is not None else os.environ.get("KASHU_TOKEN")
     app.mount("/static", StaticFiles(packages=[("kashu.web", "static")]), name="static")
     tpl = render.env()
@@ -113,7 +115,7 @@ def create_app(public: bool = False, token: str | None = None) -> FastAPI:
 
     # ------------------------------------------------------------ planner page
     def _plan_with_figures(state: dict[str, str], lang: str, with_figures: bool = True):
-        req = render.request_from_form(state, lang)
+        req = _with_book(render.request_from_form(state, lang), app.state.db)
         p = plan(req)
         return render.result_context(req, p, lang, with_figures)
 
@@ -133,10 +135,13 @@ def create_app(public: bool = False, token: str | None = None) -> FastAPI:
                        else f"计算超过 {PLAN_SECONDS:g} 秒；请缩小请求范围")
         return result, errors, general
 
-    def _fields(state: dict[str, str], errors: dict[str, str], lang: str, suffix: str = "") -> list[dict]:
+    def _fields(state: dict[str, str], errors: dict[str, str], lang: str, primary: bool) -> list[dict]:
         out = []
+        suffix = ""
         for name, spec in render.request_fields().items():
             if name in render.MAIN_FIELDS or name in render.HIDDEN_FIELDS:
+                continue
+            if (name in render.PRIMARY_FIELDS) != primary:
                 continue
             if spec.kind == "bool":
                 value = state.get(name + suffix, "")
@@ -157,7 +162,8 @@ def create_app(public: bool = False, token: str | None = None) -> FastAPI:
             q = {**DEFAULTS, **q}
         state = render.form_state(q)
         result, errors, general = await _result(state, lang)
-        ctx = dict(state=state, result=result, errors=errors, general=general, fields=_fields(state, errors, lang),
+        ctx = dict(state=state, result=result, errors=errors, general=general, fields=_fields(state, errors, lang, False),
+                   primary=_fields(state, errors, lang, True),
                    gpus=render.gpu_names(), presets=render.model_presets(), targets=TARGETS,
                    unknown_errors={k: v for k, v in errors.items() if k not in render.request_fields()})
         if request.query_params.get("partial"):
@@ -206,52 +212,80 @@ def create_app(public: bool = False, token: str | None = None) -> FastAPI:
         return page("compare.html", request, lang, scenarios=scenarios, n=n, gpus=render.gpu_names(), targets=TARGETS,
                     figures=figs, max_scenarios=MAX_SCENARIOS)
 
-    # ------------------------------------------------------------ quotes page
-    def _may_write(request: Request, form_token: str | None) -> str | None:
-        """None when a write is allowed; else the reason."""
+    # ------------------------------------------------------------ quotes page (the price book, issue 5)
+    def _may_write(request: Request, given: str) -> str | None:
+        """None when a write is allowed; else the reason (a public server needs KASHU_TOKEN)."""
         if not request.app.state.public:
             return None
         tok = request.app.state.token
         if not tok:
-            return "this server listens on a public address: set KASHU_TOKEN to allow writes"
-        given = form_token or request.headers.get("x-kashu-token", "")
+            return "this server listens on a public address: set KASHU_TOKEN to allow writes to the price book"
+        given = given or request.headers.get("x-kashu-token", "")
         if not hmac.compare_digest(str(given).encode(), str(tok).encode()):
             return "a valid token (KASHU_TOKEN) is needed to change the price book"
         return None
 
+    def _quotes_page(request: Request, lang: str, error: str = "", message: str = "", form: dict | None = None,
+                     field: str = "", status: int = 200) -> HTMLResponse:
+        pb = _pricebook()
+        rows: list[dict] = []
+        if pb is not None and not error:
+            try:
+                rows = [q.to_dict() for q in pb.load_for_plan(app.state.db)][:2000]
+            except KashuError as e:
+                error = e.text(lang)
+        resp = page("quotes.html", request, lang, available=pb is not None, rows=rows, error=error, message=message,
+                    need_token=bool(app.state.public), form=form or {}, field=field,
+                    columns=list(getattr(pb, "COLUMNS", [])), choices=_quote_choices(pb))
+        resp.status_code = status
+        return resp
+
     @app.get("/quotes", response_class=HTMLResponse, include_in_schema=False)
     async def quotes(request: Request):
-        lang = _lang(request)
-        pb = _pricebook()
-        rows, err = [], ""
-        if pb is not None:
-            try:
-                rows = _list_quotes(pb)
-            except Exception as e:  # the store is another module's; show what went wrong, not a 500
-                err = str(e)
-        return page("quotes.html", request, lang, available=pb is not None, rows=rows, error=err, message="",
-                    need_token=bool(request.app.state.public))
+        return _quotes_page(request, _lang(request))
 
     @app.post("/quotes", response_class=HTMLResponse, include_in_schema=False)
     async def quotes_write(request: Request):
         lang = _lang(request)
-        form = await request.form()
         pb = _pricebook()
-        msg, err = "", ""
+        form = await request.form()
+        text_fields = {k: str(v)[:500] for k, v in form.items() if isinstance(v, str)}
         if pb is None:
-            err = label("quotes_unavailable", lang)
-        elif (why := _may_write(request, typing.cast(str, form.get("token") or ""))) is not None:
-            return page("quotes.html", request, lang, available=True, rows=_safe_list(pb), error=why, message="",
-                        need_token=True)
-        else:
-            try:
-                msg = _write_quotes(pb, form)
-            except KashuError as e:
-                err = e.text(lang)
-            except Exception as e:
-                err = str(e)
-        return page("quotes.html", request, lang, available=pb is not None, rows=_safe_list(pb) if pb else [],
-                    error=err, message=msg, need_token=bool(request.app.state.public))
+            return _quotes_page(request, lang, error=label("quotes_unavailable", lang), status=404)
+        why = _may_write(request, text_fields.get("token", ""))
+        if why is not None:
+            return _quotes_page(request, lang, error=why, form=text_fields, status=403)
+        action = text_fields.get("action", "add")
+        try:
+            if action == "import":
+                upload = form.get("csv")
+                content = text_fields.get("csv_text", "")
+                if upload is not None and hasattr(upload, "read"):
+                    raw = await upload.read(MAX_BODY + 1)
+                    if len(raw) > MAX_BODY:
+                        raise KashuError("the CSV file is too large", "CSV 文件过大", "csv")
+                    content = raw.decode("utf-8-sig", errors="replace") or content
+                n = await _bounded(lambda: pb.import_csv(pb.open_book(app.state.db), content))
+                msg = f"imported {n} quotes" if lang != "zh" else f"已导入 {n} 条报价"
+            elif action == "remove":
+                ids = [int(x) for x in text_fields.get("id", "").replace(",", " ").split() if x.isdigit()]
+                n = await _bounded(lambda: pb.remove(pb.open_book(app.state.db), ids))
+                msg = f"removed {n}" if lang != "zh" else f"已删除 {n} 条"
+            else:
+                raw = {k: text_fields.get(k, "") for k in pb.COLUMNS}
+                if not raw.get("quoted_on"):
+                    import datetime as dt
+
+                    raw["quoted_on"] = dt.date.today().isoformat()
+                q = pb.make_quote(raw)
+                await _bounded(lambda: pb.add(pb.open_book(app.state.db), [q]))
+                msg = (f"added: {q.vendor} {q.gpu} ×{q.cards} {q.mode} {q.price} {q.currency}/{q.unit}" if lang != "zh"
+                       else f"已添加：{q.vendor} {q.gpu} ×{q.cards} {q.mode} {q.price} {q.currency}/{q.unit}")
+        except KashuError as e:
+            return _quotes_page(request, lang, error=e.text(lang), form=text_fields, field=e.field or "", status=422)
+        except TooSlow:
+            return _quotes_page(request, lang, error="the price book did not answer in time", form=text_fields, status=503)
+        return _quotes_page(request, lang, message=msg)
 
     # ------------------------------------------------------------ API
     @app.post("/api/plan", summary="Plan a training run",
@@ -267,7 +301,7 @@ def create_app(public: bool = False, token: str | None = None) -> FastAPI:
         if not isinstance(body, dict):
             return _error_json(KashuError("the body must be a JSON object of plan options", "请求体应为 JSON 对象", None))
         try:
-            p = await _bounded(lambda: plan(_coerce_json(body)))
+            p = await _bounded(lambda: plan(_with_book(_coerce_json(body), app.state.db)))
         except KashuError as e:
             return _error_json(e)
         except TooSlow:
@@ -286,7 +320,7 @@ def create_app(public: bool = False, token: str | None = None) -> FastAPI:
             return _error_json(KashuError(f"scenarios: a list of 1 to {MAX_SCENARIOS} objects",
                                           f"scenarios：1 到 {MAX_SCENARIOS} 个对象的列表", "scenarios"))
         try:
-            plans = await _bounded(lambda: [plan(_coerce_json(s)).to_dict() for s in sc])
+            plans = await _bounded(lambda: [plan(_with_book(_coerce_json(s), app.state.db)).to_dict() for s in sc])
         except KashuError as e:
             return _error_json(e)
         except TooSlow:
@@ -339,30 +373,19 @@ def _pricebook():
     return pricebook
 
 
-def _list_quotes(pb) -> list[dict]:
-    fn = getattr(pb, "list_quotes", None)
-    if fn is None:
-        return []
-    rows = fn()
-    return [r.to_dict() if hasattr(r, "to_dict") else dict(r) for r in rows][:1000]
+def _quote_choices(pb) -> dict[str, list[str]]:
+    if pb is None:
+        return {}
+    return {"mode": list(pb.MODES), "unit": list(pb.UNITS), "deployment": list(pb.DEPLOYMENTS),
+            "currency": list(pb.CURRENCIES), "gpu": render.gpu_names()}
 
 
-def _safe_list(pb) -> list[dict]:
-    try:
-        return _list_quotes(pb)
-    except Exception:
-        return []
-
-
-def _write_quotes(pb, form) -> str:
-    upload = form.get("csv")
-    if upload is not None and hasattr(upload, "file"):
-        data = upload.file.read(MAX_BODY).decode("utf-8-sig", errors="replace")
-        n = pb.import_csv_text(data) if hasattr(pb, "import_csv_text") else None
-        return f"imported {n} quotes" if n is not None else "imported"
-    fields = {k: v for k, v in form.items() if k not in ("token", "csv", "lang") and isinstance(v, str) and v.strip()}
-    pb.add_quote(**fields)
-    return "added"
+def _with_book(req: PlanRequest, db: str | None) -> PlanRequest:
+    """The server's price book prices the plan, as `kashu plan` does with its --db."""
+    pb = _pricebook()
+    if pb is None or not hasattr(req, "quotes") or req.quotes is not None:
+        return req
+    return dataclasses.replace(req, quotes=pb.load_for_plan(db))
 
 
 app = create_app()  # `uvicorn kashu.web.app:app`

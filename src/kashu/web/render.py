@@ -60,6 +60,13 @@ WEB = {
     "stage": ("Stage", "阶段"),
     "data_must_stay_local": ("Data must stay local (数据不出域)", "数据不出域"),
     "fabric": ("Fabric", "网络"),
+    "subsidy": ("Subsidy share", "补贴比例"),
+    "subsidy_help": ("policy, e.g. 0.3 for domestic cards", "政策值，例如国产卡 0.3"),
+    "voucher_cap": ("Voucher cap (CNY per year)", "算力券上限（元/年）"),
+    "domestic_reserve": ("Domestic-card reserve share", "国产卡预留比例"),
+    "today": ("Quotes valid on (YYYY-MM-DD)", "报价有效日期（YYYY-MM-DD）"),
+    "site": ("Site", "机房选址"),
+    "lease_plan": ("Lease options", "租用方案"),
     "more": ("More options", "更多选项"),
     "plan": ("Plan", "计算"),
     "auto": ("(default)", "（默认）"),
@@ -108,6 +115,10 @@ TARGETS = ("days", "gpus", "budget")
 # fields the planner form lays out itself; every other PlanRequest field lands under "More options"
 MAIN_FIELDS = ("params", "tokens", "gpu", "days", "gpus", "budget", "mfu", "lang")
 HIDDEN_FIELDS = ("lang",)
+# shown above "More options" when the planner has them (the article's stage and residency questions)
+PRIMARY_FIELDS = ("model", "stage", "data_must_stay_local")
+# PlanRequest fields the server fills itself, never the user: the price book's rows (from the server's store)
+INTERNAL_FIELDS = ("quotes",)
 
 
 def label(key: str, lang: str) -> str:
@@ -151,7 +162,7 @@ def request_fields() -> dict[str, FieldSpec]:
         hints = {}
     out = {}
     for f in dataclasses.fields(PlanRequest):
-        if f.name.startswith("_"):
+        if f.name.startswith("_") or f.name in INTERNAL_FIELDS:
             continue
         if f.default is not dataclasses.MISSING:
             d = f.default
@@ -294,7 +305,10 @@ def summary(p: Plan, lang: str) -> list[dict[str, str]]:
 def sections(d: dict[str, Any]) -> list[tuple[str, list[tuple[str, str]]]]:
     """The cluster sections other modules add (layout, network, …) as key/value rows, when present."""
     out = []
-    for name in ("layout", "network", "storage", "reliability", "power", "risk"):
+    skip = {"cost", "inputs", "gpu", "defaults_used", "advice", "steps", "warnings", "warnings_zh"}
+    known = ["layout", "network", "storage", "reliability", "power", "risk"]
+    names = known + [k for k, v in d.items() if isinstance(v, dict) and k not in skip and k not in known]
+    for name in names:
         sec = d.get(name)
         if not isinstance(sec, dict):
             continue
