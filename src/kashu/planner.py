@@ -50,6 +50,7 @@ class PlanRequest:
     voucher_cap: float | None = None  # CNY per firm per year
     domestic_reserve: float | None = None  # share of nodes on domestic cards for compatibility testing
     today: str | None = None  # ISO date quotes must be valid on (default: today)
+    model: str | None = None  # a preset (kashu.models); its parameters and shape replace --params
 
 
 @dataclass
@@ -164,6 +165,14 @@ class _Resolved:
         if req.lang not in ("en", "zh"):
             raise KashuError(f"--lang {req.lang!r} must be en or zh", f"--lang {req.lang!r} 应为 en 或 zh", "lang")
         self.gpu = get_gpu(req.gpu)
+        self.spec = None
+        if req.model:
+            from .models import get_model
+
+            if req.params is not None:
+                raise KashuError("give --model or --params, not both", "--model 与 --params 只能给一个", "params")
+            self.spec = get_model(req.model)
+            req.params = float(self.spec.n_params)
         if req.params is None:
             raise KashuError("--params is required (e.g. 7B or 70亿)", "需要 --params（例如 7B 或 70亿）", "params")
         self.n = parse_count(req.params, "parameters", "参数量", "params")
@@ -244,6 +253,10 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         fpt = compute.lora_flops_per_token(r.n, adapters)
         formula = f"(4·N + 6·N_adapter)·D, N_adapter ≈ {format_count(adapters)} at rank {req.lora_rank}"
         src = "Hu et al. 2021 (LoRA) §4.2: frozen weights need no weight gradients; Kaplan et al. 2020 §2.1"
+    elif r.spec is not None:
+        fpt = compute.flops_per_token(r.n, r.spec.layers, r.spec.hidden, r.spec.seq_len)
+        formula = f"(6·N + 12·L·h·s)·D, L={r.spec.layers}, h={r.spec.hidden}, s={r.spec.seq_len}"
+        src = f"PaLM (Chowdhery et al. 2022) Appendix B; shape: {r.spec.source}"
     else:
         fpt = 6.0 * r.n
         formula = "6·N·D"
@@ -255,9 +268,14 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         defaults_used["chinchilla_tokens_per_param"] = default_source("chinchilla_tokens_per_param")
     steps.append(Step("total_flops", "Training compute", "训练总算力", formula, total, "FLOPs", src))
 
-    # 2. card-hours at a realistic MFU
+    # 2. card-hours at a realistic MFU (predicted from the best layout when the model allows it)
+    pred = None
+    if req.mfu is None and req.method == "full" and r.mode in ("days", "gpus"):
+        pred = _predict_mfu(r, gpu, total, req)
     if req.mfu is not None:
         mfu, mfu_source = float(req.mfu), "user (--mfu)"
+    elif pred is not None:
+        mfu, mfu_source = pred["mfu"], "predicted: " + pred["why"]
     else:
         mfu, mfu_source = default("mfu"), "default: " + default_source("mfu")
         defaults_used["mfu"] = default_source("mfu")
@@ -278,6 +296,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
 
     def scaling_for(cards: float) -> float:
         """Cross-node scaling efficiency: 1 inside one node, the sourced default across nodes."""
+        if pred is not None:
+            return 1.0  # the predicted MFU already carries the communication of that cluster size
         if cards <= node:
             return 1.0
         return default("cross_node_scaling")
@@ -380,9 +400,59 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     if r.deadline_days is not None and days > r.deadline_days * 1.0001:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
+    if pred is not None:
+        p.layout = pred["layout"]
+        p.extras["scaling_curve"] = pred["curve"]
+        p.extras["predicted_scaling_efficiency"] = pred["scaling_efficiency"]
+        if r.spec is None:
+            p.extras["model_shape"] = pred["shape"]
+        bar = default("scaling_bar")
+        if pred["scaling_efficiency"] < bar:
+            p.warnings.append(f"predicted cross-node scaling efficiency {pred['scaling_efficiency']:.2f} is below the "
+                              f"article's {bar:.1f} bar")
+            p.warnings_zh.append(f"预测的跨节点扩展效率 {pred['scaling_efficiency']:.2f} 低于文章的 {bar:.1f} 合格线")
     p.advice = advise(p)
     renting.enrich(p, req)  # risk, lease options, site, subsidy (kashu.renting)
     return p
+
+
+def _predict_mfu(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest) -> dict | None:
+    """MFU of the best layout at the cluster size the plan lands on (a few fixed-point rounds), or None."""
+    from .models import shape_for_params
+    from .predict import best_at, scaling_curve
+
+    try:
+        spec = r.spec or shape_for_params(r.n)
+    except KashuError:
+        return None
+    node = gpu.gpus_per_node
+    if r.mode == "gpus":
+        cards = r.gpus
+    else:
+        hours = r.deadline_days * 24.0
+        cards = _round_up(max(1.0, compute.card_seconds(total, r.peak, default("mfu")) / 3600 / hours), node)
+    best = None
+    for _ in range(3):
+        best = best_at(spec, gpu, cards, req.precision)
+        if best is None or r.mode == "gpus":
+            break
+        need = compute.card_seconds(total, r.peak, best["mfu"]) / 3600 / hours / default("goodput")
+        nxt = _round_up(max(1.0, need), node)
+        if nxt == cards:
+            break
+        cards = nxt
+    if best is None:
+        return None
+    curve = scaling_curve(spec, gpu, cards, req.precision)
+    eff = curve[-1]["scaling_efficiency"] if curve else 1.0
+    lay = dict(best["layout"], global_batch=best["global_batch"], gpus=cards, step_time_s=best["step_time_s"],
+               memory_gb_per_gpu=best["memory_gb_per_gpu"], breakdown=best["breakdown"])
+    why = (f"best layout on {cards} × {gpu.name} (TP{lay['tp']} PP{lay['pp']} DP{lay['dp']}, "
+           f"{lay['recompute']} recompute) by kashu.perf")
+    shape = spec.to_dict() if r.spec is None else None
+    if shape is not None:
+        why += f"; {spec.note}"
+    return {"mfu": best["mfu"], "why": why, "layout": lay, "curve": curve, "scaling_efficiency": eff, "shape": shape}
 
 
 def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: float, used_card_hours: float) -> Cost | None:

@@ -48,7 +48,8 @@ def fail(err: KashuError, lang: str | None = None) -> None:
 LangOpt = typer.Option(None, "--lang", help="Output language: en or zh (default: from a zh_* locale, else en).")
 
 # register commands (each module adds itself to `app`)
-from . import compare_cmd, gpus_cmd, plan_cmd, quotes_cmd, report_cmd, serve_cmd  # noqa: E402,F401  (compare, quotes: issue 5)  # noqa: E402,F401  (report, serve: issue 7)
+from . import compare_cmd, gpus_cmd, layout_cmd, plan_cmd, quotes_cmd, step_cmd, validate_cmd  # noqa: E402,F401
+from . import report_cmd, serve_cmd  # noqa: E402,F401  (issue 7)
 
 
 def _argv_lang(argv: list[str]) -> str | None:

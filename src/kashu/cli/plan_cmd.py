@@ -15,6 +15,7 @@ from .renting_opts import renting_inputs
 @app.command("plan")
 def plan_cmd(
     params: str = typer.Option(None, "--params", help="Parameters N: 7B, 7e9, 70亿 ..."),
+    model: str = typer.Option(None, "--model", help="Model preset instead of --params (llama3-70b, gpt3-175b …)."),
     tokens: str = typer.Option(None, "--tokens", help="Training tokens D: 1T, 1万亿, or 'chinchilla' (D = 20·N)."),
     gpu: str = typer.Option("H800", "--gpu", help="Card type (see `kashu gpus`)."),
     days: str = typer.Option(None, "--days", help="Deadline: 30, 30d, 2w, 720h → solve for cards."),
@@ -39,7 +40,7 @@ def plan_cmd(
     lang = detect_lang(lang)
     p = plan(PlanRequest(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu,
                          method=method, lora_rank=lora_rank, precision=precision, redundancy=redundancy,
-                         lease=lease, lang=lang, **renting_inputs(db, data_must_stay_local, stage, subsidy,
+                         lease=lease, lang=lang, model=model, **renting_inputs(db, data_must_stay_local, stage, subsidy,
                                                                    voucher_cap, domestic_reserve)))
     if json_out:
         emit_json(p.to_dict())
