@@ -48,8 +48,17 @@ def fail(err: KashuError, lang: str | None = None) -> None:
 LangOpt = typer.Option(None, "--lang", help="Output language: en or zh (default: from a zh_* locale, else en).")
 
 # register commands (each module adds itself to `app`)
-from . import compare_cmd, gpus_cmd, layout_cmd, plan_cmd, quotes_cmd, step_cmd, validate_cmd  # noqa: E402,F401
-from . import report_cmd, serve_cmd  # noqa: E402,F401  (issue 7)
+from . import (  # noqa: E402,F401
+    compare_cmd,
+    gpus_cmd,
+    layout_cmd,
+    plan_cmd,
+    quotes_cmd,
+    report_cmd,  # issue 7
+    serve_cmd,  # issue 7
+    step_cmd,
+    validate_cmd,
+)
 
 
 def _argv_lang(argv: list[str]) -> str | None:

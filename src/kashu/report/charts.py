@@ -69,6 +69,8 @@ def sweep(req, plan, points: int = SWEEP_POINTS, seconds: float = SWEEP_SECONDS)
             break
         try:
             r = dataclasses.replace(req, days=None, budget=None, gpus=n)
+            if getattr(r, "model", None):  # plan() writes the preset's size into params; the preset is the input
+                r = dataclasses.replace(r, params=None)
             p = run_plan(r)
         except (KashuError, TypeError, ValueError):
             continue
@@ -162,6 +164,8 @@ def memory_items(layout: dict | None) -> tuple[list[tuple[str, float]], float | 
             continue
         gb = v / 1e9 if k.endswith("_bytes") or v > 1e6 else v
         out.append((k.removesuffix("_gb").removesuffix("_bytes"), gb))
+    if not out and isinstance(layout.get("memory_gb_per_gpu"), (int, float)):  # only the total is known
+        out = [("total", float(layout["memory_gb_per_gpu"]))]
     cap = _find(layout, "memory_capacity_gb", "capacity_gb")
     return out, (float(cap) if isinstance(cap, (int, float)) else None)
 
@@ -175,7 +179,15 @@ def time_items(layout: dict | None) -> list[tuple[str, float]]:
     items = _numeric_items(t)
     if not items:
         items = [(k, v) for k, v in _numeric_items(bd) if k.endswith(("_s", "_time", "_seconds")) and k not in ("step_time_s", "total_s")]
+    if not items and "step_time_s" in layout:  # kashu.perf: a flat breakdown of the step, in seconds
+        items = [(k, v) for k, v in _numeric_items(bd) if not k.endswith(("_gb", "_bytes"))]
     return [(k.removesuffix("_s").removesuffix("_time").removesuffix("_seconds"), v) for k, v in items]
+
+
+def _layout_name(layout: dict | None) -> str:
+    if not isinstance(layout, dict) or "tp" not in layout:
+        return ""
+    return " (" + " ".join(f"{k.upper()}{layout[k]}" for k in ("tp", "pp", "dp", "cp", "ep") if layout.get(k, 1) != 1 or k == "dp") + ")"
 
 
 def memory_figure(plan, lang: str) -> Figure | None:
@@ -189,8 +201,9 @@ def memory_figure(plan, lang: str) -> Figure | None:
                                            shapes=[{"type": "line", "x0": cap, "x1": cap, "yref": "paper", "y0": 0, "y1": 1,
                                                     "line": {"dash": "dash", "color": "#d62728"}}])}
     return Figure("memory", _L(lang, "Memory per card", "每卡显存"), _L(
-        lang, f"Weights, gradients, optimizer states and activations of the chosen layout, stacked; the dashed line is the card's {cap:g} GB.",
-        f"所选并行布局的权重、梯度、优化器状态和激活值叠加；虚线为卡的 {cap:g} GB 显存。"), fig)
+        lang, f"Memory per card of the chosen layout{_layout_name(plan.layout)} (weights, gradients, optimizer states, activations when "
+        f"the predictor itemises them); the dashed line is the card's {cap:g} GB.",
+        f"所选并行布局{_layout_name(plan.layout)}的每卡显存（预测器给出明细时分项显示）；虚线为卡的 {cap:g} GB 显存。"), fig)
 
 
 def step_time_figure(plan, lang: str) -> Figure | None:
@@ -201,8 +214,9 @@ def step_time_figure(plan, lang: str) -> Figure | None:
              "hovertemplate": "%{x}: %{y:.3g} s<extra></extra>", "marker": {"color": "#2ca02c"}}]
     fig = {"data": data, "layout": _layout(_L(lang, "Where the step time goes", "单步时间构成"), "", _L(lang, "seconds per step", "每步秒数"))}
     return Figure("step_time", _L(lang, "Where the step time goes", "单步时间构成"), _L(
-        lang, "Predicted time per training step by component (compute, memory-bound kernels, communication not hidden, pipeline bubble).",
-        "每个训练步按组成部分预测的时间（计算、访存受限算子、未被掩盖的通信、流水线气泡）。"), fig)
+        lang, f"Predicted time of one training step{_layout_name(plan.layout)} by component: GEMMs, attention, memory-bound kernels, "
+        "communication not hidden, pipeline bubble.",
+        f"一个训练步{_layout_name(plan.layout)}按组成部分的预测时间：矩阵乘、注意力、访存受限算子、未被掩盖的通信、流水线气泡。"), fig)
 
 
 def timeline_figure(plan, lang: str) -> Figure | None:
@@ -273,6 +287,9 @@ def risk_figure(plan, lang: str) -> Figure | None:
     pm = risk.get("p_miss_deadline")
     extra = (_L(lang, f" Probability of missing the deadline: {pm:.0%}.", f" 超期概率：{pm:.0%}。")
              if isinstance(pm, (int, float)) else "")
+    c50, c90 = risk.get("cost_p50_cny"), risk.get("cost_p90_cny")
+    if isinstance(c50, (int, float)) and isinstance(c90, (int, float)):
+        extra += _L(lang, f" Cost P50 ¥{c50:,.0f}, P90 ¥{c90:,.0f}.", f" 成本 P50 ¥{c50:,.0f}，P90 ¥{c90:,.0f}。")
     fig = {"data": data, "layout": _layout(_L(lang, "Risk: days", "风险：天数分布"), "", _L(lang, "days", "天"), shapes=shapes)}
     return Figure("risk", _L(lang, "Risk: days", "风险：天数分布"), _L(
         lang, "Monte Carlo over MFU, failure rate, price and restart time: P10 / P50 / P90 of the days." + extra,

@@ -97,8 +97,12 @@ def rows_for(p: Plan) -> list[tuple[str, str, str, object, str, str]]:
 
 
 def _cross_node(p: Plan) -> float:
+    """The planner's cross-node factor: 1 when the MFU was predicted for this very cluster size (the
+    prediction already carries its communication), else the sourced default."""
     from ..data import default
 
+    if str(p.inputs.get("mfu_source", "")).startswith("predicted"):
+        return 1.0
     return default("cross_node_scaling")
 
 

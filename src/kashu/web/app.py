@@ -116,7 +116,8 @@ def create_app(public: bool = False, token: str | None = None, db: str | None = 
     # ------------------------------------------------------------ planner page
     def _plan_with_figures(state: dict[str, str], lang: str, with_figures: bool = True):
         req = _with_book(render.request_from_form(state, lang), app.state.db)
-        p = plan(req)
+        p = plan(dataclasses.replace(req))  # plan() may fill in fields of its request; the sweep wants the original
+
         return render.result_context(req, p, lang, with_figures)
 
     async def _result(state: dict[str, str], lang: str, with_figures: bool = True) -> tuple[dict | None, dict, str]:

@@ -68,6 +68,12 @@
         var r = form.querySelector('input[name=target][value="' + t.name + '"]');
         if (r) r.checked = true;
       }
+      // a model preset and a bare parameter count exclude each other
+      var other = t && t.name === "model" ? "params" : (t && t.name === "params" ? "model" : null);
+      if (other && t.value.trim() !== "") {
+        var o = form.querySelector('[name="' + other + '"]');
+        if (o) o.value = "";
+      }
       later();
     });
     form.addEventListener("change", later);
