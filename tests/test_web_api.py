@@ -191,3 +191,11 @@ def test_quotes_writes_need_token_on_public_server(tmp_path):
     assert c.post("/quotes", data={**q, "token": "s3cret"}).status_code == 200
     c2 = TestClient(create_app(public=True, token="", db=str(tmp_path / "c.db")))
     assert c2.post("/quotes", data={**q, "token": ""}).status_code == 403
+
+
+def test_compare_value_box_follows_the_target(client):
+    r = client.get("/compare?params-0=7B&tokens-0=1T&gpu-0=H800&target-0=days&value-0=30"
+                   "&params-1=7B&tokens-1=1T&gpu-1=H800&target-1=budget&value-1=100万")
+    assert r.status_code == 200
+    assert r.text.count('class="err"></span>') >= 2 and 'id="compare-table"' in r.text
+    assert "Scenario 2</th>" in r.text

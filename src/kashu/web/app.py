@@ -190,6 +190,11 @@ def create_app(public: bool = False, token: str | None = None, db: str | None = 
         scenarios = []
         for i in range(n):
             sub = {k[: -len(f"-{i}")]: v for k, v in q.items() if k.endswith(f"-{i}")}
+            if "value" in sub:  # the form's one value box goes to whichever target is selected
+                t = sub.get("target") if sub.get("target") in TARGETS else "days"
+                for other in TARGETS:
+                    sub.pop(other, None)
+                sub[t] = sub.pop("value")
             state = render.form_state(sub)
             if not any(state.get(k) for k in ("params", "tokens")):
                 state.update({"params": "7B", "tokens": "1T", "gpu": "H800"})
