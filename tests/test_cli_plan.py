@@ -65,3 +65,11 @@ def test_gpus_command():
     assert any(r["name"] == "H800-SXM" and r["bf16_tflops"] == 989 for r in rows)
     t = run("gpus")
     assert "H800-SXM" in t.stdout
+
+
+@pytest.mark.parametrize("args", [["plan", "--nosuch"], ["plan", "--params", "7B", "--tokens", "1T", "--days", "3", "--mfu", "abc"],
+                                  ["nosuchcommand"]])
+def test_usage_errors_exit_2_without_traceback(args):
+    p = run(*args)
+    assert p.returncode == 2
+    assert "Traceback" not in p.stdout + p.stderr

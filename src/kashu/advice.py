@@ -132,3 +132,56 @@ def advise(p: Plan) -> list[Advice]:
         add("site.domestic", "Domestic accelerator: Beijing subsidies favour it, but check the software ecosystem (CANN/MindSpore) on your model first.",
             "国产算力：北京补贴更倾向国产芯片，但先用你的模型验证生态兼容性（CANN/MindSpore）。", f"{ARTICLE}: 补贴政策")
     return out
+
+
+def infra_advice(p: Plan) -> list[Advice]:
+    """Rules from the cluster sizing (network, storage, reliability, power); kept apart from advise()."""
+    out: list[Advice] = []
+    net, st, rel, pw = p.network or {}, p.storage or {}, p.reliability or {}, p.power or {}
+    if net and net.get("nodes", 1) > 1:
+        eff, bar = net.get("scaling_efficiency", 1.0), net.get("bar", 0.8)
+        up = net.get("upgrade")
+        if up and up.get("applied"):
+            out.append(Advice("network.upgraded", up["en"] + " — the plan uses the upgrade.", up["zh"] + "——本规划已按升级后的网络计算。",
+                              f"{ARTICLE}: 第三步 (≥ 0.8)", "warn"))
+        elif eff < bar:
+            en = up["en"] if up else (f"Cross-node scaling {eff:.2f} is below the {bar:.2f} bar on {net.get('fabric_label')} and no "
+                                       "fabric in the catalog reaches it: use more model parallelism or a larger global batch")
+            zh = up["zh"] if up else (f"跨节点扩展效率 {eff:.2f} 低于 {bar:.2f}（{net.get('fabric_label')}），目录中没有网络能达到："
+                                       "加大模型并行或全局 batch")
+            out.append(Advice("network.below_bar", en + ".", zh + "。",
+                              f"{ARTICLE}: 第三步", "warn"))
+        topo = net.get("topology") or {}
+        if topo.get("tiers") == 2 and p.tier != "tens":
+            out.append(Advice("network.two_tier", f"{topo.get('endpoints')} NIC ports fit a non-blocking 2-tier fat-tree of "
+                              f"{topo.get('radix')}-port switches ({topo.get('leaf')} leaf + {topo.get('spine')} spine); "
+                              "the article's '3-tier CLOS' is only needed past k²/2 endpoints.",
+                              f"{topo.get('endpoints')} 个网口用 {topo.get('radix')} 口交换机的两层无阻塞胖树即可"
+                              f"（{topo.get('leaf')} 叶 + {topo.get('spine')} 脊）；超过 k²/2 个端点才需要三层 CLOS。",
+                              "Al-Fares et al. 2008; NVIDIA DGX SuperPOD RA-11333-001"))
+    if rel:
+        if rel.get("elastic_required"):
+            out.append(Advice("reliability.elastic",
+                              f"{rel['interruptions_per_day']:.1f} interruptions a day: elastic fault-tolerant scheduling "
+                              f"(auto-detect, evict, restart on {rel['hot_spare_nodes']} hot-spare nodes) keeps goodput at "
+                              f"{rel['goodput']:.1%} instead of {rel['goodput_without_elastic']:.1%} with manual restarts.",
+                              f"每天约 {rel['interruptions_per_day']:.1f} 次中断：弹性容错调度（自动发现、剔除、用 {rel['hot_spare_nodes']} 台热备节点重启）"
+                              f"可使有效训练率保持 {rel['goodput']:.1%}，手工重启只有 {rel['goodput_without_elastic']:.1%}。",
+                              f"{ARTICLE}: 千卡以上; Llama 3 report §3.3.4", "warn"))
+        elif rel.get("hot_spare_nodes"):
+            out.append(Advice("reliability.spares", f"Keep {rel['hot_spare_nodes']} hot-spare node(s) for failed hardware "
+                              f"(MTTF {rel['mttf_hours']:,.0f} h, checkpoint every {rel['checkpoint_interval_min']:,.0f} min).",
+                              f"预留 {rel['hot_spare_nodes']} 台热备节点应对硬件故障（MTTF {rel['mttf_hours']:,.0f} 小时，"
+                              f"每 {rel['checkpoint_interval_min']:,.0f} 分钟存一次 checkpoint）。", "Young 1974; Daly 2006"))
+    if st:
+        out.append(Advice("storage.size", f"Storage: {st['capacity_tb']:,.1f} TB (article's 3 × data: {st['article_rule_tb']:,.1f} TB), "
+                          f"≥ {st['bandwidth_gbps_recommended']:,.0f} GB/s; {st['recommendation']}.",
+                          f"存储：{st['capacity_tb']:,.1f} TB（文章的 3 倍数据量：{st['article_rule_tb']:,.1f} TB），"
+                          f"≥ {st['bandwidth_gbps_recommended']:,.0f} GB/s；{st['recommendation_zh']}。",
+                          f"{ARTICLE}: Q&A 存储; NVIDIA RA-11333-001"))
+    if pw and pw.get("node_exceeds_rack"):
+        out.append(Advice("power.rack", f"One node draws {pw['node_kw']:.1f} kW, more than a {pw['kw_per_rack']:g} kW rack: "
+                          "ask for high-density (liquid-cooled) racks — Beijing racks with power quota are scarce.",
+                          f"单节点 {pw['node_kw']:.1f} kW，超过 {pw['kw_per_rack']:g} kW 机柜：需高密度（液冷）机柜——北京有电力指标的机柜稀缺。",
+                          f"{ARTICLE}: 机柜资源稀缺", "warn"))
+    return out

@@ -12,12 +12,13 @@ Inverse modes: a card count gives days; a budget gives the largest affordable cl
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import compute, renting
-from .advice import Advice, advise, tier_for
+from . import compute, infra, renting
+from .advice import Advice, advise, infra_advice, tier_for
 from .cost import Cost, check_lease_unit, default_lease_unit, lease_cost, reference_price
 from .data import default, default_source, load_toml
 from .errors import KashuError
@@ -42,6 +43,17 @@ class PlanRequest:
     redundancy: float | None = None
     lease: str | None = None
     lang: str = "en"
+    # cluster infrastructure (kashu.infra): None = the sourced default
+    fabric: str | None = None
+    fabric_reason: str | None = None  # set by the planner when it picks the fabric (None: the user's)
+    nics_per_node: int | None = None
+    oversubscription: float | None = None
+    failure_rate: float | None = None
+    checkpoint_async: bool | None = None
+    checkpoints_kept: int | None = None
+    storage_write_gbps: float | None = None
+    kw_per_rack: float | None = None
+    pue: float | None = None
     # renting (issue 5, kashu.renting): quotes from the price book, residency, stage, subsidy
     quotes: list | None = None  # kashu.pricebook.Quote rows; the cheapest valid match prices the plan
     data_must_stay_local: bool = False
@@ -271,7 +283,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     # 2. card-hours at a realistic MFU (predicted from the best layout when the model allows it)
     pred = None
     if req.mfu is None and req.method == "full" and r.mode in ("days", "gpus"):
-        pred = _predict_mfu(r, gpu, total, req)
+        pred = _predict_on_fabric(r, gpu, total, req, fpt)
     if req.mfu is not None:
         mfu, mfu_source = float(req.mfu), "user (--mfu)"
     elif pred is not None:
@@ -291,19 +303,24 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     redundancy = default("redundancy") if req.redundancy is None else float(req.redundancy)
     if req.redundancy is None:
         defaults_used["redundancy"] = default_source("redundancy")
-    goodput = default("goodput")
-    defaults_used["goodput"] = default_source("goodput")
+    # cross-node scaling (network model) and goodput (reliability model) depend on the cluster size
+    infra_req = req
+    if pred is not None and pred.get("fabric_choice") and not getattr(req, "fabric", None):
+        f, n, why = pred["fabric_choice"]
+        infra_req = dataclasses.replace(req, fabric=f, nics_per_node=n, fabric_reason=why)
+    im = infra.from_request(infra_req, n_params=r.n, tokens=r.d, flops_per_token=fpt, gpu=gpu, flops_per_card=eff)
+    goodput_for = im.goodput
+    defaults_used.update(infra.defaults_used(req))
 
     def scaling_for(cards: float) -> float:
-        """Cross-node scaling efficiency: 1 inside one node, the sourced default across nodes."""
+        """Cross-node scaling: a predicted MFU already carries the communication of its cluster size;
+        otherwise the network model's efficiency (1 inside one node)."""
         if pred is not None:
-            return 1.0  # the predicted MFU already carries the communication of that cluster size
-        if cards <= node:
             return 1.0
-        return default("cross_node_scaling")
+        return im.scaling(cards)
 
     def days_on(cards: float) -> float:
-        return gpu_hours / (cards * scaling_for(cards) * goodput) / 24.0
+        return gpu_hours / (cards * scaling_for(cards) * goodput_for(cards)) / 24.0
 
     # 3-5. solve for the cluster
     if r.mode == "days":
@@ -311,13 +328,11 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         gpus_min = max(1, math.ceil(gpu_hours / hours - 1e-9))
         steps.append(Step("gpus_min", "Cards for the deadline (no losses)", "按期限所需卡数（不计损耗）",
                           f"⌈card-hours / ({r.deadline_days:g} d × 24 h)⌉", gpus_min, "cards", "seed article, step 2"))
-        scaling = scaling_for(gpus_min)
-        gpus_needed = max(1, math.ceil(gpus_min / (scaling * goodput) - 1e-9))
-        scaling = scaling_for(gpus_needed)
-        gpus_needed = max(1, math.ceil(gpu_hours / hours / (scaling * goodput) - 1e-9))
+        gpus_needed = infra.solve_cards(gpus_min, lambda c: gpu_hours / hours / (scaling_for(c) * goodput_for(c)))
+        scaling, goodput = scaling_for(gpus_needed), goodput_for(gpus_needed)
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
-                          f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉", gpus_needed, "cards",
-                          f"scaling: {default_source('cross_node_scaling')}; goodput: {default_source('goodput')}"))
+                          f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉ (fixed point in cards)", gpus_needed, "cards",
+                          "scaling: kashu.network (DP communication vs compute); goodput: kashu.reliability (MTTF, Daly interval)"))
         # a job that fits on one or two cards gains nothing from a spare card
         gpus_rec = _cluster_size(gpus_needed * (1 + redundancy) if gpus_needed > 2 else gpus_needed, node)
         steps.append(Step("gpus_recommended", f"…plus {redundancy:.0%} redundancy, whole {node}-card nodes",
@@ -343,14 +358,14 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
                             f"(with one, {spare_days:.1f} days)")
             warnings_zh.append(f"全部 {r.gpus} 张卡都用于训练，未留 {redundancy:.0%} 冗余（留冗余则需 {spare_days:.1f} 天）")
     else:
-        gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny, scaling_for, goodput)
+        gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny, scaling_for, goodput_for)
         gpus_min = gpus_needed = gpus_rec
         gpus_training = float(gpus_rec)
         steps.append(Step("gpus_budget", "Largest cluster the budget leases", "预算可租的最大集群",
                           "max n (whole nodes) with lease cost(n) ≤ budget", gpus_rec, "cards"))
         steps.append(Step("days", f"Days on {gpus_rec} cards", f"{gpus_rec} 张卡所需天数",
                           "card-hours / (cards × scaling × goodput) / 24", days, "days"))
-    scaling = scaling_for(gpus_training)
+    scaling, goodput = scaling_for(gpus_training), goodput_for(gpus_training)
     tier = tier_for(gpus_rec)
 
     # 6. cost
@@ -400,23 +415,73 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     if r.deadline_days is not None and days > r.deadline_days * 1.0001:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
+    p.network, p.storage, p.reliability, p.power = im.plan_sections(p, gpus_rec, gpus_training, days, gpu_hours, cost)
     if pred is not None:
         p.layout = pred["layout"]
         p.extras["scaling_curve"] = pred["curve"]
         p.extras["predicted_scaling_efficiency"] = pred["scaling_efficiency"]
         if r.spec is None:
             p.extras["model_shape"] = pred["shape"]
+        if p.network is not None:
+            p.network["fabric_model_scaling_efficiency"] = p.network.get("scaling_efficiency")
+            p.network["scaling_efficiency"] = pred["scaling_efficiency"]
+            p.network.setdefault("explain", []).insert(
+                0, "scaling efficiency from the step-time model (throughput per card at this size vs one node); "
+                   "it is already inside the predicted MFU")
         bar = default("scaling_bar")
         if pred["scaling_efficiency"] < bar:
             p.warnings.append(f"predicted cross-node scaling efficiency {pred['scaling_efficiency']:.2f} is below the "
                               f"article's {bar:.1f} bar")
             p.warnings_zh.append(f"预测的跨节点扩展效率 {pred['scaling_efficiency']:.2f} 低于文章的 {bar:.1f} 合格线")
-    p.advice = advise(p)
+    p.advice = advise(p) + infra_advice(p)
     renting.enrich(p, req)  # risk, lease options, site, subsidy (kashu.renting)
     return p
 
 
-def _predict_mfu(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest) -> dict | None:
+def _predict_on_fabric(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fpt: float) -> dict | None:
+    """Predict the MFU over the fabric the cluster will have: the user's (--fabric), else the article's
+    default for the size; when the step-time model says that misses the 0.8 scaling bar, climb the
+    fabric ladder (more rails, then faster fabrics) to the first that reaches it."""
+    from . import network
+
+    g = gpu.gpus_per_node
+    im0 = infra.from_request(req, n_params=r.n, tokens=r.d, flops_per_token=fpt, gpu=gpu,
+                             flops_per_card=r.peak * default("mfu"))
+    chosen: dict = {}
+
+    def fabric_for(cards):
+        c = infra.fabric_choice(im0, cards)
+        if c is None:
+            return None
+        chosen[cards] = c
+        return infra.perf_fabric(c[0], c[1], g)
+
+    first = _predict_mfu(r, gpu, total, req, fabric_for)
+    if first is None or getattr(req, "fabric", None) or not chosen:
+        return first
+    cards = first["layout"]["gpus"]
+    fab, nics = chosen.get(cards, next(iter(chosen.values())))
+    bar = default("scaling_bar")
+    first["fabric_choice"] = (fab.name, nics, f"the article's default for {cards:,} cards")
+    if first["scaling_efficiency"] >= bar:
+        return first
+    eth_max = network.config()["bar"]["ethernet_max_cards"]
+    best = first
+    for f, n in network.ladder(fab, nics, g, rdma_only=cards > eth_max):
+        cand = _predict_mfu(r, gpu, total, req, lambda c, f=f, n=n: None if c <= g else infra.perf_fabric(f, n, g))
+        if cand is None:
+            continue
+        if cand["scaling_efficiency"] > best["scaling_efficiency"]:
+            note = network.upgrade_note(fab, nics, first["scaling_efficiency"], bar, f, n, cand["scaling_efficiency"])
+            cand["fabric_choice"] = (f.name, n, "upgraded by the step-time model: " + note["en"])
+            cand["fabric_upgrade"] = note
+            best = cand
+        if cand["scaling_efficiency"] >= bar:
+            break
+    return best
+
+
+def _predict_mfu(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fabric_for=lambda cards: None) -> dict | None:
     """MFU of the best layout at the cluster size the plan lands on (a few fixed-point rounds), or None."""
     from .models import shape_for_params
     from .predict import best_at, scaling_curve
@@ -433,7 +498,7 @@ def _predict_mfu(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest)
         cards = _round_up(max(1.0, compute.card_seconds(total, r.peak, default("mfu")) / 3600 / hours), node)
     best = None
     for _ in range(3):
-        best = best_at(spec, gpu, cards, req.precision)
+        best = best_at(spec, gpu, cards, req.precision, fabric_for(cards))
         if best is None or r.mode == "gpus":
             break
         need = compute.card_seconds(total, r.peak, best["mfu"]) / 3600 / hours / default("goodput")
@@ -443,12 +508,15 @@ def _predict_mfu(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest)
         cards = nxt
     if best is None:
         return None
-    curve = scaling_curve(spec, gpu, cards, req.precision)
+    fabric = fabric_for(cards)
+    curve = scaling_curve(spec, gpu, cards, req.precision, fabric)
     eff = curve[-1]["scaling_efficiency"] if curve else 1.0
     lay = dict(best["layout"], global_batch=best["global_batch"], gpus=cards, step_time_s=best["step_time_s"],
                memory_gb_per_gpu=best["memory_gb_per_gpu"], breakdown=best["breakdown"])
     why = (f"best layout on {cards} × {gpu.name} (TP{lay['tp']} PP{lay['pp']} DP{lay['dp']}, "
            f"{lay['recompute']} recompute) by kashu.perf")
+    if fabric is not None and fabric.source:
+        why += f" over {fabric.source}"
     shape = spec.to_dict() if r.spec is None else None
     if shape is not None:
         why += f"; {spec.note}"
@@ -463,7 +531,7 @@ def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: f
 
 
 def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float,
-                  scaling_for, goodput: float):
+                  scaling_for, goodput_for):
     """Largest cluster whose lease fits the budget, priced exactly as the final plan is
     (lease rounding makes big clusters cost more, so the largest affordable one exists)."""
     node = gpu.gpus_per_node
@@ -474,14 +542,23 @@ def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req
     best = None
     cands = sorted({c for c in (1, 2, 4) if c < node} | {node * k for k in _node_grid(lim // node)})
     first = None
-    for n in cands:
+
+    def consider(n: int) -> None:
+        nonlocal best, first
         d = days_on(n)
-        c = _price(req, r, gpu, n, d, gpu_hours / (scaling_for(n) * goodput))
+        c = _price(req, r, gpu, n, d, gpu_hours / (scaling_for(n) * goodput_for(n)))
         if c is None:
-            continue
+            return
         first = first or (n, d, c)
-        if c.total_cny <= budget:
-            best = (n, d)
+        if c.total_cny <= budget and (best is None or d <= best[1] * (1 + 1e-9)):
+            best = (n, d)  # past some size failures and communication make a bigger cluster slower: keep the fastest
+
+    for n in cands:
+        consider(n)
+    if best is not None and best[0] >= node:  # refine node by node up to the next grid point
+        nxt = next((c for c in cands if c > best[0]), best[0])
+        for n in range(best[0] + node, nxt, node):
+            consider(n)
     if best is None:
         n1, d1, c1 = first
         raise KashuError(

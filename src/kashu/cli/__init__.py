@@ -9,7 +9,6 @@ import json
 import sys
 from typing import Any
 
-import click
 import typer
 
 from ..errors import KashuError
@@ -74,17 +73,13 @@ def _argv_lang(argv: list[str]) -> str | None:
 def main(argv: list[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
-        app(args=args, standalone_mode=False)
+        # standalone: click/typer print their own usage errors (exit 2); a KashuError comes through to us
+        app(args=args, prog_name="kashu")
+    except SystemExit as e:
+        if e.code not in (0, None):
+            raise
     except KashuError as e:
         fail(e, _argv_lang(args))
-    except click.exceptions.Exit as e:
-        raise SystemExit(e.exit_code) from None
-    except click.exceptions.Abort:
-        sys.stderr.write("kashu: aborted\n")
-        raise SystemExit(1) from None
-    except click.ClickException as e:
-        e.show()
-        raise SystemExit(2 if e.exit_code in (1, 2) else e.exit_code) from None
 
 
 if __name__ == "__main__":

@@ -27,6 +27,15 @@ def plan_cmd(
     precision: str = typer.Option("bf16", "--precision", help="bf16 or fp8 (the dense peak used for MFU)."),
     redundancy: float = typer.Option(None, "--redundancy", help="Spare share of the cluster (default 0.20, the article's)."),
     lease: str = typer.Option(None, "--lease", help="Lease unit: day, week, month, quarter (default by tier)."),
+    fabric: str = typer.Option(None, "--fabric", help="Network: eth25, eth100, eth200, eth400, roce200, roce400, ib_hdr, ib_ndr, ib_xdr (default by size, sourced)."),
+    nics_per_node: int = typer.Option(None, "--nics-per-node", help="Compute NICs (rails) per node, at most the cards per node."),
+    oversubscription: float = typer.Option(None, "--oversubscription", help="Fat-tree down:up ratio (1 = non-blocking)."),
+    failure_rate: float = typer.Option(None, "--failure-rate", help="Unexpected interruptions per card-day (default 4.7e-4, Llama 3)."),
+    checkpoint_async: bool = typer.Option(None, "--checkpoint-async/--checkpoint-sync", help="Asynchronous or synchronous checkpoints (default sync)."),
+    checkpoints_kept: int = typer.Option(None, "--checkpoints-kept", help="Checkpoints kept on storage (default 3)."),
+    storage_write_gbps: float = typer.Option(None, "--storage-write-gbps", help="Write bandwidth of the storage you have, GB/s (default: what is required)."),
+    kw_per_rack: float = typer.Option(None, "--kw-per-rack", help="Power per rack, kW (default 20, Beijing high-density racks)."),
+    pue: float = typer.Option(None, "--pue", help="Data-centre PUE (default 1.35, Beijing's 2024-2027 target)."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
     lang: str = LangOpt,
     db: str = typer.Option(None, "--db", help="Price book (file or SQLAlchemy URL; default $KASHU_DB, else the user data dir)."),
@@ -40,8 +49,10 @@ def plan_cmd(
     lang = detect_lang(lang)
     p = plan(PlanRequest(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu,
                          method=method, lora_rank=lora_rank, precision=precision, redundancy=redundancy,
-                         lease=lease, lang=lang, model=model, **renting_inputs(db, data_must_stay_local, stage, subsidy,
-                                                                   voucher_cap, domestic_reserve)))
+                         lease=lease, lang=lang, model=model, fabric=fabric, nics_per_node=nics_per_node,
+                         oversubscription=oversubscription, failure_rate=failure_rate, checkpoint_async=checkpoint_async,
+                         checkpoints_kept=checkpoints_kept, storage_write_gbps=storage_write_gbps, kw_per_rack=kw_per_rack,
+                         pue=pue, **renting_inputs(db, data_must_stay_local, stage, subsidy, voucher_cap, domestic_reserve)))
     if json_out:
         emit_json(p.to_dict())
     else:

@@ -10,6 +10,7 @@ from ..advice import TIER_NAMES
 from ..i18n import t
 from ..planner import Plan
 from ..quantities import format_count, format_days, format_money
+from .infra import render_infra
 
 
 def _fmt(value: float, unit: str, lang: str) -> str:
@@ -77,6 +78,7 @@ def render_plan(p: Plan, console: Console, lang: str = "en") -> None:
     for extra in getattr(p, "_render_extra", []):
         res.add_row(*extra)
     console.print(Panel(res, title=t("result", lang), expand=False))
+    render_infra(p, console, lang)
 
     if p.advice:
         console.print(f"[bold]{t('advice', lang)}[/bold]")
