@@ -70,16 +70,20 @@ def test_formulas_recompute_to_the_plan(kw):
 
 
 def test_editing_an_input_recomputes():
-    p = kashu.plan(params="7B", tokens="1T", gpu="H800", days=30, mfu=0.45)
+    """Edit the MFU and the deadline as a finance colleague would: the outputs follow the formulas
+    (the loss factors stay at the plan's values, as the sheet says)."""
+    p = kashu.plan(params="70B", tokens="1.4T", gpu="H800", days=60, mfu=0.45)
     wb = openpyxl.load_workbook(io.BytesIO(render_xlsx(p)))
     ws = wb.worksheets[0]
     addr = {key: f"B{i + 3}" for i, (key, *_r) in enumerate(rows_for(p))}
-    ws[addr["mfu"]].value = 0.30
-    ws[addr["deadline"]].value = 60
-    q = kashu.plan(params="7B", tokens="1T", gpu="H800", days=60, mfu=0.30)
+    ws[addr["mfu"]].value = 0.225
+    ws[addr["deadline"]].value = 120
     cache: dict = {}
-    assert evaluate(ws, addr["gpus_recommended"], cache) == q.gpus_recommended
-    assert evaluate(ws, addr["days"], cache) == pytest.approx(q.days)
+    assert evaluate(ws, addr["card_hours"], cache) == pytest.approx(2 * p.gpu_hours)
+    k = p.scaling_efficiency * p.goodput
+    assert evaluate(ws, addr["gpus_needed"], cache) == math.ceil(2 * p.gpu_hours / (120 * 24) / k - 1e-9)
+    assert evaluate(ws, addr["cost"], cache) == pytest.approx(
+        evaluate(ws, addr["gpus_recommended"], cache) * evaluate(ws, addr["lease_hours"], cache) * ws[addr["price"]].value)
 
 
 def test_chinese_workbook_and_sheets():

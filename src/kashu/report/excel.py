@@ -1,7 +1,8 @@
 """The plan as an Excel workbook whose input cells drive the outputs through live formulas.
 
 Sheet "Plan": inputs (yellow) — parameters, tokens, MFU, dense peak, deadline (or cards), price, redundancy,
-node size, scaling, goodput, lease unit — and outputs as real formulas: FLOPs, card-hours, cards for the
+node size, scaling and goodput (the network and reliability models' values at the plan's cluster size, held
+fixed in the sheet), lease unit — and outputs as real formulas: FLOPs, card-hours, cards for the
 deadline, cards with losses, the recommended cluster, days, lease hours and cost. Edit the MFU or the
 deadline in Excel and everything recomputes; the formulas are the planner's own (planner.py), so with the
 inputs untouched they give the plan's figures. Sheets "Working" and "Advice" carry the text.
@@ -52,8 +53,10 @@ def rows_for(p: Plan) -> list[tuple[str, str, str, object, str, str]]:
         ("price", "Price (lease mode)", "单价（租用方式）", float(c.price_cny_per_card_hour) if c else 0.0, "#,##0.00", "CNY/card-hour"),
         ("redundancy", "Redundancy (spare share)", "冗余比例", float(p.redundancy), "0%", ""),
         ("node", "Cards per node", "每节点卡数", int(p.gpu.gpus_per_node), "0", "cards"),
-        ("xscale", "Cross-node scaling efficiency", "跨节点扩展效率", float(_cross_node(p)), "0.00", ""),
-        ("goodput", "Goodput (share of time training)", "有效训练时间占比", float(p.goodput), "0.00", ""),
+        ("xscale", "Scaling efficiency at this cluster size (network model; 1 when the MFU was predicted for it)",
+         "该规模下的扩展效率（网络模型；MFU 按该规模预测时为 1）", float(p.scaling_efficiency), "0.0000", ""),
+        ("goodput", "Goodput at this cluster size (reliability model: failures, checkpoints)",
+         "该规模下的有效训练时间占比（可靠性模型）", float(p.goodput), "0.0000", ""),
         ("unit_h", f"Lease unit ({c.lease_unit if c else 'month'})", f"租期单位（{c.lease_unit if c else 'month'}）", float(unit_h), "#,##0", "hours"),
         ("h_out", "Outputs (formulas)", "输出（公式）", None, "", ""),
         ("flops", "Training compute C = FLOPs/token × D", "训练总算力 C", "={fpt}*{tokens}", "0.00E+00", "FLOPs"),
@@ -65,11 +68,8 @@ def rows_for(p: Plan) -> list[tuple[str, str, str, object, str, str]]:
         rows += [
             ("gpus_min", "Cards for the deadline (no losses)", "按期限所需卡数（不计损耗）",
              f"=MAX(1,ROUNDUP({per_h}-{EPS},0))", "#,##0", "cards"),
-            ("scaling", "Scaling used (1 inside one node)", "使用的扩展效率（单节点内为 1）",
-             f"=IF(MAX(1,ROUNDUP({per_h}/(IF({{gpus_min}}<={{node}},1,{{xscale}})*{{goodput}})-{EPS},0))<={{node}},1,{{xscale}})",
-             "0.00", ""),
             ("gpus_needed", "Cards with scaling loss and goodput", "计入扩展损耗与有效率的卡数",
-             f"=MAX(1,ROUNDUP({per_h}/({{scaling}}*{{goodput}})-{EPS},0))", "#,##0", "cards"),
+             f"=MAX(1,ROUNDUP({per_h}/({{xscale}}*{{goodput}})-{EPS},0))", "#,##0", "cards"),
             ("with_reserve", "Cards with the reserve (none for 1-2 card jobs)", "加冗余后的卡数（1-2 卡任务不加）",
              "=IF({gpus_needed}>2,{gpus_needed}*(1+{redundancy}),{gpus_needed})", "#,##0.0", "cards"),
             ("gpus_recommended", "Recommended cluster (whole nodes; 1/2/4 cards below half a node)",
@@ -86,7 +86,7 @@ def rows_for(p: Plan) -> list[tuple[str, str, str, object, str, str]]:
         ]
     rows += [
         ("days", "Expected days", "预计天数",
-         "={card_hours}/({gpus_training}*IF({gpus_training}<={node},1,{xscale})*{goodput})/24", "#,##0.0", "days"),
+         "={card_hours}/({gpus_training}*{xscale}*{goodput})/24", "#,##0.0", "days"),
         ("lease_hours", "Lease hours (whole lease units)", "租期小时（整租期）",
          f"=MAX(1,ROUNDUP({{days}}*24/{{unit_h}}-{EPS},0))*{{unit_h}}", "#,##0", "hours"),
         ("cost", "Lease cost = cluster × lease hours × price", "租金 = 集群 × 租期小时 × 单价",
@@ -94,16 +94,6 @@ def rows_for(p: Plan) -> list[tuple[str, str, str, object, str, str]]:
         ("cost_per_mtok", "Cost per million tokens", "每百万 token 成本", "={cost}/{tokens}*1000000", "#,##0.00", "CNY"),
     ]
     return rows
-
-
-def _cross_node(p: Plan) -> float:
-    """The planner's cross-node factor: 1 when the MFU was predicted for this very cluster size (the
-    prediction already carries its communication), else the sourced default."""
-    from ..data import default
-
-    if str(p.inputs.get("mfu_source", "")).startswith("predicted"):
-        return 1.0
-    return default("cross_node_scaling")
 
 
 def plan_values(p: Plan) -> dict[str, float]:
