@@ -47,7 +47,18 @@ def fail(err: KashuError, lang: str | None = None) -> None:
 LangOpt = typer.Option(None, "--lang", help="Output language: en or zh (default: from a zh_* locale, else en).")
 
 # register commands (each module adds itself to `app`)
-from . import bench_cmd, compare_cmd, gpus_cmd, layout_cmd, plan_cmd, quotes_cmd, step_cmd, validate_cmd  # noqa: E402,F401
+from . import (  # noqa: E402,F401
+    bench_cmd,
+    compare_cmd,
+    gpus_cmd,
+    layout_cmd,
+    plan_cmd,
+    quotes_cmd,
+    report_cmd,
+    serve_cmd,
+    step_cmd,
+    validate_cmd,
+)
 
 
 def _argv_lang(argv: list[str]) -> str | None:

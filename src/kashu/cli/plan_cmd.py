@@ -78,3 +78,4 @@ def plan_cmd(
         emit_json(p.to_dict())
     else:
         render_plan(p, Console(), lang)
+    return p  # `kashu report` reuses this command's options and takes the plan from here
