@@ -255,8 +255,10 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     hid = fw.ep_overlap * ep_pass
     ep_f = (ep_pass - hid) + np.maximum(hid - comp_f, 0.0)
     ep_b = (ep_pass - hid) + np.maximum(hid - (C.bwd * g_layer + att_b + 2.0 * t_mem_f), 0.0)
-    f_l = comp_f + tp_pass + ep_f + cp_f
-    b_l = C.bwd * g_layer + att_b + 2.0 * t_mem_f + tp_bwd + ep_b + cp_b
+    # fixed time per layer and micro-batch that does not shrink with the work: kernel launches and
+    # tails of ~10^2 small kernels, framework hooks (perf.toml [framework.*].layer_overhead_s); 1/3 fwd, 2/3 bwd
+    f_l = comp_f + tp_pass + ep_f + cp_f + fw.layer_overhead_s / 3.0
+    b_l = C.bwd * g_layer + att_b + 2.0 * t_mem_f + tp_bwd + ep_b + cp_b + 2.0 * fw.layer_overhead_s / 3.0
     r_l = np.where(rc == 2, f_l, np.where(rc == 1, 0.0 if flash else att_f + t_soft_f, 0.0))
     t_layer = f_l + b_l + r_l
 
