@@ -42,7 +42,16 @@ def test_bad_layouts():
     with pytest.raises(KashuError, match="heads"):
         step(m, g, Layout(tp=3), 8)
     with pytest.raises(KashuError, match="layers"):
-        step(m, g, Layout(pp=5), 20)
+        step(m, g, Layout(pp=16, vp=4), 64)  # more stages than layers
+
+
+def test_uneven_pipeline_busiest_stage():
+    """32 layers over PP5: the busiest stage holds 7 layers, as PP4 would hold 8 (uneven splits are allowed)."""
+    m, g = get_model("llama3-8b"), get_gpu("H800")
+    r5 = step(m, g, Layout(pp=5), 20)
+    r4 = step(m, g, Layout(pp=4), 20)
+    r1 = step(m, g, Layout(pp=1), 20)
+    assert r5["breakdown"]["gemm"] < r4["breakdown"]["gemm"] < r1["breakdown"]["gemm"]
     with pytest.raises(KashuError, match="global-batch"):
         step(m, g, Layout(dp=4, mbs=2), 12)
     with pytest.raises(KashuError, match="--gpus"):

@@ -53,3 +53,19 @@ def test_planner_default_mfu_band(cards):
 
     p = plan(PlanRequest(params="7B", tokens="1T", gpu="H800", gpus=cards))
     assert 0.38 < p.mfu < 0.58
+
+
+def test_moe_plan_counts_active_parameters():
+    """DeepSeek-V3 report Table 1: 2.664M H800-hours for 14.8T tokens on 2048 H800 (37B of 671B active)."""
+    from kashu.planner import PlanRequest, plan
+
+    p = plan(PlanRequest(model="deepseek-v3", tokens="14.8T", gpu="H800", gpus=2048))
+    assert p.total_flops < 0.1 * 6 * 671e9 * 14.8e12  # 6·N_active·D plus attention, not 6·671B·D
+    assert 0.6 * 2.664e6 < p.gpus_training * p.days * 24 < 1.6 * 2.664e6
+
+
+def test_wholerun_table_reported():
+    t = next(t for t in run()["tables"] if t["name"].startswith("Whole-run card-hours"))
+    assert len(t["rows"]) >= 8 and all(r["predicted"] > 0 for r in t["rows"])
+    published = [r for r in t["rows"] if r["gpus_published"]]
+    assert published and all(abs(r["error_pct"]) < 60 for r in published)

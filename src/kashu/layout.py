@@ -66,9 +66,9 @@ def check_layout(lay: Layout, model, global_batch: int, gpus: int | None = None)
     if model.kv_heads % lay.tp and lay.tp % model.kv_heads:
         raise _err(f"--tp {lay.tp} and the {model.kv_heads} KV heads: one must divide the other",
                    f"--tp {lay.tp} 与 {model.kv_heads} 个 KV 头：须一方整除另一方", "tp")
-    if model.layers % (lay.pp * lay.vp):
-        raise _err(f"--pp {lay.pp} × --vp {lay.vp} does not divide the {model.layers} layers",
-                   f"--pp {lay.pp} × --vp {lay.vp} 不能整除 {model.layers} 层", "pp")
+    if lay.pp * lay.vp > model.layers:  # uneven splits are allowed: the busiest stage sets the pace
+        raise _err(f"--pp {lay.pp} × --vp {lay.vp} is more than the {model.layers} layers",
+                   f"--pp {lay.pp} × --vp {lay.vp} 多于 {model.layers} 层", "pp")
     if lay.vp > 1 and lay.pp == 1:
         raise _err("--vp > 1 (interleaved stages) needs --pp > 1", "--vp > 1（交错流水线）需要 --pp > 1", "vp")
     if model.seq_len % lay.cp or (lay.cp > 1 and (model.seq_len // lay.cp) % 2):

@@ -22,6 +22,13 @@ def constants() -> dict:
     return load_toml("perf.toml")
 
 
+def stage_layers(L, p, v=1.0):
+    """Layers on the busiest card: ⌈L/(p·v)⌉·v; uneven splits put the remainder on fewer stages
+    (Llama 3 405B: 126 layers over 16 stages, Dubey et al. 2024 §3.3.2; DeepSeek-V3: 61 over PP16)."""
+    v = np.asarray(v, dtype=float)
+    return np.ceil(L / (np.asarray(p, dtype=float) * v) - 1e-9) * v
+
+
 def stage_params(model, lay: dict) -> dict[str, np.ndarray]:
     """Parameters held by one card of the first and the last pipeline stage (after TP/EP sharding)."""
     t, p, ep = lay["tp"], lay["pp"], lay["ep"]
@@ -37,7 +44,7 @@ def stage_params(model, lay: dict) -> dict[str, np.ndarray]:
         frac_moe = 0.0
     per_layer_dense = (1 - frac_moe) * dense_layer + frac_moe * moe_shared  # non-expert part, averaged
     per_layer_expert = frac_moe * routed
-    layers_stage = L / p
+    layers_stage = stage_layers(L, p, lay.get("vp", 1.0))
     dense = layers_stage * per_layer_dense / t
     expert = layers_stage * per_layer_expert / (t * ep)
     emb_in = model.vocab * model.hidden + (model.seq_len * model.hidden if model.pos == "learned" else 0)
@@ -102,7 +109,7 @@ def memory_per_card(model, gpu, lay: dict, m, precision: str = "bf16", flash=Fal
     wf, gf, of = states(sp_["first_dense"], sp_["expert"])
     wl, gl, ol = states(sp_["last_dense"], sp_["expert"])
     act = activation_per_layer(model, lay, flash)
-    layers_stage = model.layers / p
+    layers_stage = stage_layers(model.layers, p, v)
     # 1F1B: the first stage holds min(p, m) micro-batches; interleaving adds (p-1)/(p·v) (Korthikanti §4.2.3)
     inflight = np.minimum(p, m) * np.where(v > 1, 1 + (p - 1) / (p * v), 1.0)
     act_first = act["kept"] * layers_stage * inflight

@@ -47,6 +47,8 @@ class Framework:
     step_overhead_s: float
     kernel_efficiency: float = 1.0  # the stack's GEMM/kernel speed relative to the reference stack (perf.toml)
     z3_pieces_per_layer: float = 1.0  # separate parameter gathers per layer under ZeRO-3/FSDP
+    ep_overlap: float = 0.0  # share of the MoE all-to-all the schedule hides behind another micro-batch's compute
+    layer_overhead_s: float = 0.0  # fixed host/launch time per layer per micro-batch pass (fwd + bwd)
     source: str = ""
 
 
@@ -247,15 +249,26 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     cp_f = np.maximum(collective_time("all_gather", kv_bytes, c, bw_cp, lat_cp) - att_f, 0.0)
     cp_b = np.maximum(2.0 * collective_time("all_gather", kv_bytes, c, bw_cp, lat_cp) - att_b, 0.0)
 
-    f_l = g_layer + att_f + t_mem_f + tp_pass + ep_pass + cp_f
-    b_l = C.bwd * g_layer + att_b + 2.0 * t_mem_f + tp_bwd + ep_pass + cp_b
+    # the schedule overlaps one micro-batch's dispatch/combine with another's compute (DeepSeek-V3 §3.2.1
+    # DualPipe; Megatron-Core EP all-to-all overlap): the hidden share costs time only past the compute it hides behind
+    comp_f = g_layer + att_f + t_mem_f
+    hid = fw.ep_overlap * ep_pass
+    ep_f = (ep_pass - hid) + np.maximum(hid - comp_f, 0.0)
+    ep_b = (ep_pass - hid) + np.maximum(hid - (C.bwd * g_layer + att_b + 2.0 * t_mem_f), 0.0)
+    # fixed time per layer and micro-batch that does not shrink with the work: kernel launches and
+    # tails of ~10^2 small kernels, framework hooks (perf.toml [framework.*].layer_overhead_s); 1/3 fwd, 2/3 bwd
+    f_l = comp_f + tp_pass + ep_f + cp_f + fw.layer_overhead_s / 3.0
+    b_l = C.bwd * g_layer + att_b + 2.0 * t_mem_f + tp_bwd + ep_b + cp_b + 2.0 * fw.layer_overhead_s / 3.0
     r_l = np.where(rc == 2, f_l, np.where(rc == 1, 0.0 if flash else att_f + t_soft_f, 0.0))
     t_layer = f_l + b_l + r_l
 
     # ---- first/last stage extras: logits GEMM + cross-entropy (fp32), embedding lookup
     logit = 3.0 * C.gemm(T, V / t, h) + (constants()["cross_entropy"]["bytes_per_logit"] * T * V / t) / C.hbm
     embed = (4.0 * T * h) / C.hbm
-    body = (L / p) * t_layer
+    from .memory import stage_layers
+
+    Ls = stage_layers(L, p, v)  # layers on the busiest card (uneven splits: the remainder)
+    body = Ls * t_layer
     t_max = body + np.where(p == 1, logit + embed, np.maximum(logit, embed))
     t_avg = body + (logit + embed) / p
     pipe_busy = m * t_max
@@ -286,7 +299,7 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
         return np.where(zero == 0, allr, np.where(zero <= 2, rs_ag, 0.0))
 
     t_dp = sync(n_dense, dsh) + sync(n_exp, esh)
-    window = (L / p) * (b_l + f_l)  # the last micro-batch's backward and the next step's first forward
+    window = Ls * (b_l + f_l)  # the last micro-batch's backward and the next step's first forward
     dp_exposed = np.maximum(t_dp - fw.dp_overlap * window, 0.0)
     # ZeRO-3: weights gathered for forward and backward (and recomputation), gradients reduce-scattered, per micro-batch
     z3_mb = (collective_time("all_gather", 2.0 * n_dense, dsh, bw_z3, lat_dp) * np.where(rc == 2, 3.0, 2.0)
@@ -306,7 +319,7 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     rec_tok = np.where(rc == 2, mft / 3.0, np.where(rc == 1, 0.0 if flash else 2.0 * L * s * (model.qk_dim + model.q_dim), 0.0))
     peak = gpu.peak_flops_for(precision)
     mem = memory_per_card(model, gpu, lay, m, precision, flash)
-    n_mb = m * (L / p)
+    n_mb = m * Ls
     return {
         "step_time_s": step, "tokens_per_s": tokens / step, "m": m, "gpus": gpus,
         "model_flops_per_step": tokens * mft * np.ones_like(step),
@@ -317,7 +330,7 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
         "breakdown": {
             "gemm": n_mb * (1.0 + C.bwd) * g_layer + m * logit, "attention": n_mb * (att_f + att_b),
             "memory_bound": n_mb * 3.0 * t_mem_f, "tp_comm": n_mb * (tp_pass + tp_bwd),
-            "moe_all_to_all": n_mb * 2.0 * ep_pass, "cp_comm": n_mb * (cp_f + cp_b),
+            "moe_all_to_all": n_mb * (ep_f + ep_b), "cp_comm": n_mb * (cp_f + cp_b),
             "recompute": n_mb * r_l, "pipeline_bubble": bubble, "pp_p2p": p2p,
             "dp_comm": dp_exposed + z3, "optimizer": t_opt,
         },

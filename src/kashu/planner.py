@@ -263,14 +263,21 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
 
     # 1. compute
     if req.method == "lora":
-        adapters = compute.lora_adapter_params(r.n, int(req.lora_rank))
-        fpt = compute.lora_flops_per_token(r.n, adapters)
+        n_c = r.spec.n_active_params if r.spec is not None else r.n  # an MoE multiplies by its active experts only
+        adapters = compute.lora_adapter_params(n_c, int(req.lora_rank))
+        fpt = compute.lora_flops_per_token(n_c, adapters)
         formula = f"(4·N + 6·N_adapter)·D, N_adapter ≈ {format_count(adapters)} at rank {req.lora_rank}"
         src = "Hu et al. 2021 (LoRA) §4.2: frozen weights need no weight gradients; Kaplan et al. 2020 §2.1"
     elif r.spec is not None:
-        fpt = compute.flops_per_token(r.n, r.spec.layers, r.spec.hidden, r.spec.seq_len)
-        formula = f"(6·N + 12·L·h·s)·D, L={r.spec.layers}, h={r.spec.hidden}, s={r.spec.seq_len}"
-        src = f"PaLM (Chowdhery et al. 2022) Appendix B; shape: {r.spec.source}"
+        from .perf import model_flops_per_token
+
+        # the same count the predicted MFU divides by; an MoE counts its active parameters only
+        fpt = model_flops_per_token(r.spec)
+        n_act = r.spec.n_active_params
+        formula = (f"(6·N_active + 6·L·s·(d_qk + d_v))·D, N_active={format_count(n_act)}"
+                   f"{f' of {format_count(r.n)}' if n_act != r.n else ''}, L={r.spec.layers}, s={r.spec.seq_len}")
+        src = ("PaLM (Chowdhery et al. 2022) Appendix B; MoE: active parameters only (Fedus et al. 2022 §2; "
+               f"DeepSeek-V3 report §4.2: 37B of 671B activated per token); shape: {r.spec.source}")
     else:
         fpt = 6.0 * r.n
         formula = "6·N·D"

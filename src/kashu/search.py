@@ -30,7 +30,8 @@ def candidates(model, gpu, gpus: int, global_batch: int, flexible_batch: bool = 
     cps = [c for c in (1, 2, 4, 8) if model.seq_len >= 8192 * c // 2 and model.seq_len % (2 * c) == 0] or [1]
     for t in tps:
         for p in _divisors(gpus // t):
-            if model.layers % p or p > model.layers:
+            # even splits, or a power-of-two pipeline over layers that do not divide (the last stages hold fewer)
+            if p > model.layers or (model.layers % p and (p & (p - 1) or 2 * p > model.layers)):
                 continue
             for c in cps:
                 if (gpus // (t * p)) % c:
@@ -49,7 +50,7 @@ def candidates(model, gpu, gpus: int, global_batch: int, flexible_batch: bool = 
                             gb = global_batch
                         m = gb // (d * b)
                         vps = [1] if p == 1 else [v for v in (1, 2, 3, 4, 5, 6, 7, 8)
-                                                  if model.layers % (p * v) == 0 and (v == 1 or m % p == 0)]
+                                                  if p * v <= model.layers and (v == 1 or m % p == 0)]
                         for v in vps:
                             rows.append((t, p, d, c, e, v, b, gb))
     if not rows:

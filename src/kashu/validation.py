@@ -235,7 +235,31 @@ def run() -> dict:
                                           not k.startswith("Narayanan et al. 2021 Table 1"), k))
     tables = [_table(k, groups[k]) for k in order]
     tables.append(_memory_table())
+    tables.append(wholerun_table())
     return {"tables": tables, "constants": "kashu/data/perf.toml"}
+
+
+def wholerun_table() -> dict:
+    """Whole-run card-hours of published trainings through the planner path (preset + tokens + card + count):
+    the cards the plan holds × its days, i.e. steady-state card-hours / (scaling × goodput)."""
+    from .planner import PlanRequest, plan
+
+    rows = []
+    for row in load_csv("validation/wholerun.csv"):
+        p = plan(PlanRequest(model=row["model"], tokens=row["tokens"], gpu=row["gpu"], gpus=int(row["gpus"]),
+                             precision=row["precision"]))
+        pred = p.gpus_training * p.days * 24.0
+        pub = float(row["published_card_hours"])
+        lay = p.layout or {}
+        rows.append({"model": row["model"], "gpu": p.gpu.name, "gpus": int(row["gpus"]),
+                     "gpus_published": row["gpus_published"] == "yes", "published": pub, "predicted": pred,
+                     "unit": "card-hours (whole run)", "error_pct": _err(pred, pub), "mfu": p.mfu,
+                     "goodput": p.goodput, "steady_card_hours": p.gpu_hours,
+                     "layout": {k: lay.get(k) for k in ("tp", "pp", "dp", "ep", "vp", "mbs", "recompute", "zero")},
+                     "source": row["source"], "notes": row["notes"]})
+    return _table("Whole-run card-hours (planner path: preset, tokens, card, card count)", rows,
+                  "predicted = cards × planned days × 24 (steady-state step time ÷ failure goodput); "
+                  "card counts not published are assumed (see notes)")
 
 
 def _memory_table() -> dict:
