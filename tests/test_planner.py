@@ -160,3 +160,11 @@ def test_cost_never_negative(gpu, g, lease):
     p = plan(PlanRequest(params="7B", tokens="100B", gpu=gpu, gpus=g, lease=lease))
     assert p.cost.total_cny > 0 and p.cost.idle_cny >= 0 and p.cost.pay_per_hour_cny > 0
     assert not math.isnan(p.days)
+
+
+def test_plan_does_not_change_its_request():
+    req = PlanRequest(model="llama3-8b", tokens="1T", gpu="H800", days=30, mfu=0.4)
+    a = plan(req)
+    assert req.params is None
+    b = plan(req)  # the same request plans twice
+    assert a.total_flops == b.total_flops

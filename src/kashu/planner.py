@@ -186,10 +186,10 @@ class _Resolved:
             if req.params is not None:
                 raise KashuError("give --model or --params, not both", "--model 与 --params 只能给一个", "params")
             self.spec = get_model(req.model)
-            req.params = float(self.spec.n_params)
-        if req.params is None:
+        params = float(self.spec.n_params) if self.spec is not None else req.params  # never write into the request
+        if params is None:
             raise KashuError("--params is required (e.g. 7B or 70亿)", "需要 --params（例如 7B 或 70亿）", "params")
-        self.n = parse_count(req.params, "parameters", "参数量", "params")
+        self.n = parse_count(params, "parameters", "参数量", "params")
         if not lim["min_params"] <= self.n <= lim["max_params"]:
             raise KashuError(
                 f"--params {req.params!r} = {self.n:.3g} is outside {lim['min_params']:.0e}..{lim['max_params']:.0e}; "
