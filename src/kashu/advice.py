@@ -86,8 +86,15 @@ def advise(p: Plan) -> list[Advice]:
 
     # tier
     if p.tier == "tens":
-        add("tier.tens.network", "Tens of cards: 25G or 100G Ethernet is enough; no need for InfiniBand or RoCE.",
-            "几十卡规模：普通 25G 或 100G 以太网即可，不必纠结 InfiniBand 还是 RoCE。", f"{ARTICLE}: 几十卡级别")
+        up = (p.network or {}).get("upgrade") or {}
+        if up.get("applied"):
+            add("tier.tens.network", f"Tens of cards: the article says 25G or 100G Ethernet is enough, but for this model "
+                f"the step-time model says it is not: plan on {up['label']} × {up['nics_per_node']} per node (below).",
+                f"几十卡规模：文章说普通 25G 或 100G 以太网即可，但按本模型的步时预测不够：按每节点 {up['nics_per_node']} 块"
+                f" {up['label']} 规划（见下）。", f"{ARTICLE}: 几十卡级别; kashu.perf", "warn")
+        else:
+            add("tier.tens.network", "Tens of cards: 25G or 100G Ethernet is enough; no need for InfiniBand or RoCE.",
+                "几十卡规模：普通 25G 或 100G 以太网即可，不必纠结 InfiniBand 还是 RoCE。", f"{ARTICLE}: 几十卡级别")
         add("tier.tens.lease", "Rent by the day or week on a ready-to-use platform; good for experiments.",
             "可以按天或按周租，随开随用，适合前期实验验证。", f"{ARTICLE}: 几十卡级别")
         add("tier.tens.dataloader", "At this size the bottleneck is usually the DataLoader and preprocessing, not the card count.",
