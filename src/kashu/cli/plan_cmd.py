@@ -52,6 +52,7 @@ def plan_cmd(
     from_bench: str = typer.Option(None, "--from-bench", help="Use measured figures: a `kashu bench` run id, `latest`, or ids 12,14."),
     force: bool = typer.Option(False, "--force", help="Use a benchmark from another card type anyway."),
     json_out: bool = typer.Option(False, "--json", help="Print the plan as JSON."),
+    brief: bool = typer.Option(False, "--brief", help="Terminal: only the inputs, the working, the result and warnings."),
     lang: str = LangOpt,
     db: str = typer.Option(None, "--db", help="Price book (file or SQLAlchemy URL; default $KASHU_DB, else the user data dir)."),
     data_must_stay_local: bool = typer.Option(False, "--data-must-stay-local", help="Data must not leave Beijing (数据不出域)."),
@@ -77,5 +78,5 @@ def plan_cmd(
     if json_out:
         emit_json(p.to_dict())
     else:
-        render_plan(p, Console(), lang)
+        render_plan(p, Console(), lang, brief=brief)
     return p  # `kashu report` reuses this command's options and takes the plan from here

@@ -31,7 +31,8 @@ def _fmt(value: float, unit: str, lang: str) -> str:
     return f"{value:.4g} {unit}"
 
 
-def render_plan(p: Plan, console: Console, lang: str = "en") -> None:
+def render_plan(p: Plan, console: Console, lang: str = "en", brief: bool = False) -> None:
+    """The whole plan; `brief`: only the inputs, the working, the result and the warnings."""
     zh = lang == "zh"
     inp = p.inputs
     head = Table.grid(padding=(0, 2))
@@ -78,9 +79,9 @@ def render_plan(p: Plan, console: Console, lang: str = "en") -> None:
     for extra in getattr(p, "_render_extra", []):
         res.add_row(*extra)
     console.print(Panel(res, title=t("result", lang), expand=False))
-    render_infra(p, console, lang)
-
-    if p.advice:
+    if not brief:
+        render_infra(p, console, lang)
+    if p.advice and not brief:
         console.print(f"[bold]{t('advice', lang)}[/bold]")
         for a in p.advice:
             mark = "[yellow]![/yellow]" if a.level == "warn" else "•"
@@ -90,7 +91,7 @@ def render_plan(p: Plan, console: Console, lang: str = "en") -> None:
         console.print(f"[bold yellow]{t('warnings', lang)}[/bold yellow]")
         for w in warns:
             console.print(f" [yellow]![/yellow] {w}")
-    if p.defaults_used:
+    if p.defaults_used and not brief:
         console.print(f"[bold]{t('defaults', lang)}[/bold]")
         for key, source in p.defaults_used.items():
             console.print(f" [dim]{key}: {source}[/dim]")
