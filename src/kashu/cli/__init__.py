@@ -5,7 +5,6 @@ Errors a user can fix (KashuError) print one line and exit 2; no tracebacks.
 
 from __future__ import annotations
 
-import json
 import sys
 from typing import Any
 
@@ -13,6 +12,7 @@ import typer
 
 from ..errors import KashuError
 from ..i18n import detect_lang
+from ..serial import dumps
 
 app = typer.Typer(
     name="kashu",
@@ -25,17 +25,7 @@ app = typer.Typer(
 
 def emit_json(obj: Any) -> None:
     """Print JSON with stable keys (UTF-8, not escaped)."""
-    sys.stdout.write(json.dumps(obj, ensure_ascii=False, indent=2, default=_json_default) + "\n")
-
-
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "to_dict"):
-        return o.to_dict()
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if hasattr(o, "isoformat"):
-        return o.isoformat()
-    return str(o)
+    sys.stdout.write(dumps(obj) + "\n")
 
 
 def fail(err: KashuError, lang: str | None = None) -> None:

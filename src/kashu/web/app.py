@@ -22,6 +22,7 @@ from fastapi.staticfiles import StaticFiles
 
 from ..errors import KashuError
 from ..planner import PlanRequest, plan
+from ..serial import json_default
 from . import render
 from .render import TARGETS, label
 
@@ -312,7 +313,7 @@ def create_app(public: bool = False, token: str | None = None, db: str | None = 
             return _error_json(e)
         except TooSlow:
             return JSONResponse(status_code=503, content={"error": f"the plan took longer than {PLAN_SECONDS:g} s", "field": None})
-        return JSONResponse(json.loads(json.dumps(p.to_dict(), default=_json_default)))
+        return JSONResponse(json.loads(json.dumps(p.to_dict(), default=json_default)))
 
     @app.post("/api/compare", summary="Plan two to four scenarios",
               description='Body: `{"scenarios": [{plan options}, ...]}` (at most 4); answer: `{"scenarios": [plan, ...]}`.')
@@ -331,7 +332,7 @@ def create_app(public: bool = False, token: str | None = None, db: str | None = 
             return _error_json(e)
         except TooSlow:
             return JSONResponse(status_code=503, content={"error": "too slow", "field": None})
-        return JSONResponse(json.loads(json.dumps({"scenarios": plans}, default=_json_default)))
+        return JSONResponse(json.loads(json.dumps({"scenarios": plans}, default=json_default)))
 
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     async def docs(request: Request):
@@ -355,16 +356,6 @@ def _coerce_json(body: dict[str, Any]) -> PlanRequest:
             raise KashuError(f"{k} {v!r}: expected text or a number", f"{k} {v!r}：应为文本或数字", k)
         out[k] = v
     return render.request_from_json(out)
-
-
-def _json_default(o: Any) -> Any:
-    if hasattr(o, "to_dict"):
-        return o.to_dict()
-    if hasattr(o, "tolist"):
-        return o.tolist()
-    if hasattr(o, "isoformat"):
-        return o.isoformat()
-    return str(o)
 
 
 # ------------------------------------------------------------ price book (issue 5), when it exists
