@@ -11,6 +11,7 @@ from ..i18n import t
 from ..planner import Plan
 from ..quantities import format_count, format_days, format_money
 from .infra import render_infra
+from .plan_sections import render_layout, render_lease
 
 
 def _fmt(value: float, unit: str, lang: str) -> str:
@@ -80,7 +81,9 @@ def render_plan(p: Plan, console: Console, lang: str = "en", brief: bool = False
         res.add_row(*extra)
     console.print(Panel(res, title=t("result", lang), expand=False))
     if not brief:
+        render_layout(p, console, lang)
         render_infra(p, console, lang)
+        render_lease(p, console, lang)
     if p.advice and not brief:
         console.print(f"[bold]{t('advice', lang)}[/bold]")
         for a in p.advice:
