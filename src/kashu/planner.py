@@ -330,7 +330,12 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         f, n, why = pred["fabric_choice"]
         infra_req = dataclasses.replace(req, fabric=f, nics_per_node=n, fabric_reason=why)
     im = infra.from_request(infra_req, n_params=r.n, tokens=r.d, flops_per_token=fpt, gpu=gpu, flops_per_card=eff)
-    goodput_for = im.goodput
+    other = default("other_goodput")  # evaluations, data stalls, slow starts: the share failures don't explain
+    defaults_used["other_goodput"] = default_source("other_goodput")
+
+    def goodput_for(cards: float) -> float:
+        """Useful share of wall-clock time: failures (kashu.reliability) × other overheads."""
+        return im.goodput(cards) * other
     defaults_used.update(infra.defaults_used(req))
 
     def scaling_for(cards: float) -> float:
@@ -355,7 +360,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         scaling, goodput = scaling_for(gpus_needed), goodput_for(gpus_needed)
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
                           f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉ (fixed point in cards)", gpus_needed, "cards",
-                          "scaling: kashu.network (DP communication vs compute); goodput: kashu.reliability (MTTF, Daly interval)"))
+                          "scaling: kashu.network (DP communication vs compute); goodput: kashu.reliability (MTTF, Daly interval) "
+                          f"× {other:g} other overheads ({default_source('other_goodput')})"))
         # a job that fits on one or two cards gains nothing from a spare card
         gpus_rec = _cluster_size(gpus_needed * (1 + redundancy) if gpus_needed > 2 else gpus_needed, node)
         steps.append(Step("gpus_recommended", f"…plus {redundancy:.0%} redundancy, whole {node}-card nodes",
@@ -438,6 +444,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     if r.deadline_days is not None and days > r.deadline_days * 1.0001:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
+    p.extras["other_goodput"] = other
     p.network, p.storage, p.reliability, p.power = im.plan_sections(p, gpus_rec, gpus_training, days, gpu_hours, cost)
     if pred is not None:
         p.layout = pred["layout"]

@@ -117,7 +117,8 @@ def enrich(p: Plan, req: Any) -> None:
         unit_hours=LEASE_UNITS_HOURS[c.lease_unit] if c else 1.0,
         price_cny_per_card_hour=c.price_cny_per_card_hour if c else 0.0,
         deadline_days=p.deadline_days, price_from_quote=bool(c and c.source.startswith("quote")))
-    r = risk_mod.summarise(ri)
+    rate = (p.reliability or {}).get("failure_rate_per_card_day")
+    r = risk_mod.summarise(ri, failure_rate_per_1000_card_days=risk_mod.rate_range_for(rate) if rate else None)
     if c is None:
         for k in ("cost_p10_cny", "cost_p50_cny", "cost_p90_cny"):
             r[k] = None

@@ -22,7 +22,7 @@ from functools import cache
 
 import numpy as np
 
-from .data import load_toml
+from .data import default, load_toml
 
 
 @cache
@@ -42,6 +42,16 @@ class RiskInputs:
     price_from_quote: bool = False
 
 
+def _rate_range(rate_per_1000_card_days: float) -> tuple[float, float]:
+    """The failure-rate range (per 1000 card-days) around a plan's own rate."""
+    f = ranges()["failure_rate"]
+    return rate_per_1000_card_days * float(f["low_factor"]), rate_per_1000_card_days * float(f["high_factor"])
+
+
+def rate_range_for(rate_per_card_day: float) -> tuple[float, float]:
+    return _rate_range(rate_per_card_day * 1000.0)
+
+
 def _tri(rng: np.random.Generator, r: dict, n: int) -> np.ndarray:
     lo, mo, hi = float(r["low"]), float(r["mode"]), float(r["high"])
     if hi <= lo:
@@ -57,8 +67,10 @@ def sample(inp: RiskInputs, n: int | None = None, seed: int | None = None,
     rng = np.random.default_rng(R["samples"]["seed"] if seed is None else seed)
     mfu_f = _tri(rng, R["mfu_factor"], n)
     fr = failure_rate_per_1000_card_days
-    if fr is None:
-        fr = (float(R["failure_rate"]["low"]), float(R["failure_rate"]["high"]))
+    if fr is None:  # the range around the default rate (kashu.reliability)
+        from .reliability import default_failure_rate
+
+        fr = _rate_range(default_failure_rate()[0] * 1000.0)
     if isinstance(fr, tuple):
         lo, hi = math.log(fr[0]), math.log(fr[1])
         rate = np.exp(rng.uniform(lo, hi, n))
@@ -67,7 +79,7 @@ def sample(inp: RiskInputs, n: int | None = None, seed: int | None = None,
     rate_per_card_hour = rate / 1000.0 / 24.0
     restart_h = _tri(rng, R["restart_minutes"], n) / 60.0
     interval_h = _tri(rng, R["checkpoint_interval_hours"], n)
-    other = _tri(rng, R["other_goodput"], n)
+    other = _tri(rng, {**R["other_goodput"], "mode": default("other_goodput")}, n)
     price_f = _tri(rng, R["price_factor_quote" if inp.price_from_quote else "price_factor_reference"], n)
 
     lam = math.ceil(inp.training_cards) * rate_per_card_hour
