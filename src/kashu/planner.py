@@ -301,12 +301,14 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
             pred = _predict_mfu(r, gpu, total, req, lambda c, f=bench.fabric: None if c <= gpu.gpus_per_node else f)
         else:
             pred = _predict_on_fabric(r, gpu, total, req, fpt)
+    mfu_source_zh = None
     if bench is not None and bench.mfu is not None:
         mfu, mfu_source = bench.mfu, bench.mfu_source
     elif req.mfu is not None:
         mfu, mfu_source = float(req.mfu), "user (--mfu)"
     elif pred is not None:
         mfu, mfu_source = pred["mfu"], "predicted: " + pred["why"]
+        mfu_source_zh = "预测：" + pred["why_zh"]
     else:
         mfu, mfu_source = default("mfu"), "default: " + default_source("mfu")
         defaults_used["mfu"] = default_source("mfu")
@@ -430,6 +432,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     inputs = {
         "params": r.n, "tokens": r.d, "tokens_chinchilla": r.chinchilla, "gpu": gpu.name, "mode": r.mode,
         "days": r.deadline_days, "gpus": r.gpus, "budget_cny": r.budget_cny, "mfu": mfu, "mfu_source": mfu_source,
+        "mfu_source_zh": mfu_source_zh,
         "method": req.method, "lora_rank": req.lora_rank if req.method == "lora" else None,
         "precision": req.precision, "redundancy": redundancy, "lease": unit, "lang": req.lang,
     }
@@ -556,7 +559,13 @@ def _predict_mfu(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest,
     shape = spec.to_dict() if r.spec is None else None
     if shape is not None:
         why += f"; {spec.note}"
-    return {"mfu": best["mfu"], "why": why, "layout": lay, "curve": curve, "scaling_efficiency": eff, "shape": shape}
+    rec_zh = {"none": "不重计算", "selective": "选择性重计算", "full": "完全重计算"}.get(lay["recompute"], lay["recompute"])
+    why_zh = (f"在 {cards} 张 {gpu.name} 上的最佳布局（TP{lay['tp']} PP{lay['pp']} DP{lay['dp']}，{rec_zh}），由 kashu.perf 预测"
+              + (f"，网络：每节点 {fabric.source.replace(' per node', '')}" if fabric is not None and fabric.source else "")
+              + (f"；未给 --model：按 Llama 结构假设 {spec.layers} 层、隐藏维 {spec.hidden}、{spec.heads} 个注意力头"
+                 if shape is not None else ""))
+    return {"mfu": best["mfu"], "why": why, "why_zh": why_zh, "layout": lay, "curve": curve, "scaling_efficiency": eff,
+            "shape": shape}
 
 
 def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: float, used_card_hours: float) -> Cost | None:

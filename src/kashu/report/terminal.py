@@ -44,9 +44,11 @@ def render_plan(p: Plan, console: Console, lang: str = "en", brief: bool = False
     head.add_row(t("gpu", lang), f"{p.gpu.name} ({p.gpu.bf16_tflops:g} TFLOPS dense BF16, {p.gpu.memory_gb:g} GB)")
     if p.deadline_days:
         head.add_row(t("deadline", lang), format_days(p.deadline_days, lang))
-    src = inp["mfu_source"]
+    src = (inp.get("mfu_source_zh") if zh else None) or inp["mfu_source"]
     if src.startswith("default"):
         src = "默认值，见下方来源" if zh else "default, sourced below"
+    elif zh and src.startswith("user"):
+        src = "用户给定（--mfu）"
     head.add_row(t("mfu", lang), f"{p.mfu:.0%}  [dim]({src})[/dim]")
     console.print(Panel(head, title=t("plan_title", lang), expand=False))
 
