@@ -69,3 +69,53 @@ def test_wholerun_table_reported():
     assert len(t["rows"]) >= 8 and all(r["predicted"] > 0 for r in t["rows"])
     published = [r for r in t["rows"] if r["gpus_published"]]
     assert published and all(abs(r["error_pct"]) < 60 for r in published)
+
+
+def _table(prefix):
+    return next(t for t in run()["tables"] if t["name"].startswith(prefix))
+
+
+def test_llama3_405b_table4_reported():
+    """Dubey et al. 2024 Table 4: 430 / 400 / 380 model TFLOPS per GPU on 8,192 / 16,384 / 16,384 (CP16) H100.
+    Known gap: our memory model needs full recomputation at PP16 with 16-32 micro-batches in flight, which
+    costs ~20 % at 8K; the long-context (CP16, 131K) row is within a few per cent."""
+    t = _table("Llama 3 405B Table 4")
+    assert len(t["rows"]) == 3 and all(r["fits"] for r in t["rows"])
+    assert t["max_abs_error_pct"] < 25.0
+    assert all(0.30 < r["mfu"] < 0.48 for r in t["rows"])  # published 38-43 % BF16 MFU
+
+
+def test_new_layout_tables_have_sources():
+    for prefix in ("Llama 3 405B", "torchtitan FSDP2 on 64 A100", "torchtitan FSDP2 Llama 3.1 8B"):
+        t = _table(prefix)
+        assert t["rows"] and all(r["source"] and r["published"] > 0 for r in t["rows"])
+
+
+def test_nemo_fp8_no_worse_than_before():
+    """NeMo 24.07 FP8 table: 18.8 % mean before FP8-saved linear inputs and overlapped p2p sends."""
+    assert _table("NeMo 24.07")["mean_abs_error_pct"] < 16.0
+
+
+_BAND_SOURCE = ("published 7B-70B dense on H100-class cards: Megatron-Core README 2024 GPT-7.1B 47 %, 70B 42 %; "
+                "MosaicML MPT-7B on 8 H100 46 %; NeMo/Llama 3 405B 38-43 %; torchtitan Llama 3.1 8B 33-39 % (500 W)")
+
+
+@pytest.mark.parametrize("model,tokens", [("llama2-7b", "2T"), ("llama3-8b", "15T"), ("llama2-13b", "2T"),
+                                          ("llama2-70b", "2T"), ("llama3-70b", "15T")])
+@pytest.mark.parametrize("gpu,cards", [("H100", 32), ("H800", 256), ("H100", 1024)])
+def test_planner_mfu_band_h100_class(model, tokens, gpu, cards):
+    """Planner default (modern profile, best layout) lands in the published band. """ + _BAND_SOURCE
+    from kashu.planner import PlanRequest, plan
+
+    p = plan(PlanRequest(model=model, tokens=tokens, gpu=gpu, gpus=cards))
+    assert 0.38 <= p.mfu <= 0.57, (_BAND_SOURCE, p.mfu)
+
+
+@pytest.mark.xfail(strict=True, reason="known optimism: A100 modern-profile plans predict 0.61-0.72; published "
+                   "A100 7B-70B: torchtitan FSDP2 64 A100 50-61 %, MosaicML 50-64 %, Llama 2 whole-run ~40 %")
+@pytest.mark.parametrize("model", ["llama2-7b", "llama2-70b"])
+def test_planner_mfu_band_a100(model):
+    from kashu.planner import PlanRequest, plan
+
+    p = plan(PlanRequest(model=model, tokens="2T", gpu="A100", gpus=256))
+    assert 0.38 <= p.mfu <= 0.62

@@ -55,8 +55,11 @@ def stage_params(model, lay: dict) -> dict[str, np.ndarray]:
             "expert": expert, "layer_full": (dense_layer if not model.is_moe else model.layer_params(True)) / (t * 1.0)}
 
 
-def activation_per_layer(model, lay: dict, flash) -> dict[str, np.ndarray]:
-    """Bytes of activations one layer keeps for one micro-batch on one card (Korthikanti 2022 Table 2, generalised)."""
+def activation_per_layer(model, lay: dict, flash, precision: str = "bf16") -> dict[str, np.ndarray]:
+    """Bytes of activations one layer keeps for one micro-batch on one card (Korthikanti 2022 Table 2, generalised).
+
+    FP8: Transformer Engine's Linear/LayerNormLinear save their input for the weight gradient as the FP8
+    cast (1 byte, not 2): the QKV, projection, fc1 and fc2 inputs (TE docs, 'FP8 ... saved tensors')."""
     t, c, b, sp, rc = lay["tp"], lay["cp"], lay["mbs"], lay["sp"], lay["rc"]
     h, s = model.hidden, model.seq_len
     T = b * s / c  # tokens per card per micro-batch
@@ -64,10 +67,11 @@ def activation_per_layer(model, lay: dict, flash) -> dict[str, np.ndarray]:
     drop = 1.0 if model.dropout else 0.0
     shard_repl = np.where((sp > 0) & (t > 1), t, 1.0)
     # replicated part: two norm inputs (4), QKV and MLP inputs (4), dropout masks (2) — Korthikanti §4.1
-    repl = T * h * (8 + 2 * drop) / shard_repl
+    f8 = 1.0 if precision == "fp8" else 0.0  # bytes saved per element of a linear input under FP8
+    repl = T * h * (8 - 2 * f8 + 2 * drop) / shard_repl
     # split by t: Q, K, V, attention output (proj input) and the MLP's intermediate tensors
     qkv = 2 * T * (model.qk_dim + 2 * (model.kv_dim if not model.mla else model.heads * model.qk_nope_head_dim)
-                   + model.q_dim) / t
+                   + model.q_dim) / t - f8 * T * model.q_dim / t
     if model.is_moe:
         f_e = model.expert_ffn
         per_tok = (3 if model.ffn_type == "swiglu" else 2) * 2 * f_e
@@ -76,7 +80,7 @@ def activation_per_layer(model, lay: dict, flash) -> dict[str, np.ndarray]:
         mlp_dense = T * (6 if model.ffn_type == "swiglu" else 4) * model.ffn / t
         mlp = frac_moe * mlp_moe + (1 - frac_moe) * mlp_dense
     else:
-        mlp = T * (6 if model.ffn_type == "swiglu" else 4) * model.ffn / t
+        mlp = T * ((6 if model.ffn_type == "swiglu" else 4) - f8) * model.ffn / t
     # score term: softmax output 2, dropout mask 1, dropout output 2 bytes per score (5·a·s²·b)
     score = (2 + 3 * drop) * b * a * (s / c) * s / t
     score = np.where(flash, 4.0 * b * a * s / c / t, score)  # flash: only the log-sum-exp, fp32
@@ -108,7 +112,7 @@ def memory_per_card(model, gpu, lay: dict, m, precision: str = "bf16", flash=Fal
 
     wf, gf, of = states(sp_["first_dense"], sp_["expert"])
     wl, gl, ol = states(sp_["last_dense"], sp_["expert"])
-    act = activation_per_layer(model, lay, flash)
+    act = activation_per_layer(model, lay, flash, precision)
     layers_stage = stage_layers(model.layers, p, v)
     # 1F1B: the first stage holds min(p, m) micro-batches; interleaving adds (p-1)/(p·v) (Korthikanti §4.2.3)
     inflight = np.minimum(p, m) * np.where(v > 1, 1 + (p - 1) / (p * v), 1.0)

@@ -115,8 +115,10 @@ def _divisors(n: int) -> list[int]:
     return [k for k in range(1, n + 1) if n % k == 0]
 
 
-def best_layout(model, gpu, gb, tp, pp, dp, cp, zero, recomputes, mbs_opts, vp_opts, sp, precision, fabric, fw):
-    """The fastest fitting layout among the stated degrees and the unstated knobs (vectorised)."""
+def best_layout(model, gpu, gb, tp, pp, dp, cp, zero, recomputes, mbs_opts, vp_opts, sp, precision, fabric, fw,
+                uneven=False):
+    """The fastest fitting layout among the stated degrees and the unstated knobs (vectorised). `uneven`:
+    the stack splits layers unevenly over the virtual stages (Llama 3 §3.3.2); Megatron-LM needs L % (p·v) == 0."""
     cand = []
     for rc in recomputes:
         for b in mbs_opts:
@@ -124,7 +126,7 @@ def best_layout(model, gpu, gb, tp, pp, dp, cp, zero, recomputes, mbs_opts, vp_o
                 continue
             m = gb // (dp * b)
             for v in vp_opts:
-                if v > 1 and (pp == 1 or m % pp or model.layers % (pp * v)):
+                if v > 1 and (pp == 1 or m % pp or (model.layers % (pp * v) and not uneven)):
                     continue
                 cand.append(Layout(tp=tp, pp=pp, dp=dp, cp=cp, vp=v, mbs=b, recompute=rc, sp=sp and tp > 1, zero=zero))
     if not cand:
@@ -234,9 +236,46 @@ def run() -> dict:
     order = sorted(groups, key=lambda k: (not k.startswith("Korthikanti et al. 2022 Table 5"),
                                           not k.startswith("Narayanan et al. 2021 Table 1"), k))
     tables = [_table(k, groups[k]) for k in order]
+    tables.extend(layouts_tables())
     tables.append(_memory_table())
     tables.append(wholerun_table())
     return {"tables": tables, "constants": "kashu/data/perf.toml"}
+
+
+LAYOUT_TABLES = {
+    "llama3-405b": "Llama 3 405B Table 4 (8,192-16,384 H100, model TFLOPS per GPU)",
+    "torchtitan-a100": "torchtitan FSDP2 on 64 A100 (tokens/s per GPU)",
+    "torchtitan-h100": "torchtitan FSDP2 Llama 3.1 8B on H100 500 W (tokens/s per GPU)",
+}
+
+
+def layouts_tables() -> list[dict]:
+    """Runs with their layout stated per column (validation/layouts.csv): presets, the row's framework
+    profile and fabric; unstated knobs (micro-batch, interleaving, recomputation) searched as above."""
+    groups: dict[str, list] = {}
+    for row in load_csv("validation/layouts.csv"):
+        model = get_model(row["model"]).with_seq(int(row["seq_len"]))
+        gpu = get_gpu(row["gpu"])
+        k = constants()["inter"]
+        fab = Fabric(float(row["inter_bytes_per_s_per_gpu"]), k["efficiency"], k["latency_s"], row["notes"])
+        fw = framework(row["framework"])
+        n, tp, pp, dp, cp = (int(row[c]) for c in ("gpus", "tp", "pp", "dp", "cp"))
+        gb = int(row["global_batch"])
+        mbs_opts = [int(row["mbs"])] if row["mbs"] else [1, 2, 4]
+        vp_opts = [int(row["vp"])] if row["vp"] else [1, 2, 3, 4, 5, 6, 7, 8]
+        lay, res = best_layout(model, gpu, gb, tp, pp, dp, cp, int(row["zero"]), _recompute(row["recompute"]),
+                               mbs_opts, vp_opts, tp > 1, row["precision"], fab, fw,
+                               uneven="uneven" in row["notes"])
+        metric = row["metric"]
+        pred = res["tflops_per_gpu"] if metric == "model_tflops_per_gpu" else res["tokens_per_s_per_gpu"]
+        pub = float(row["published"])
+        groups.setdefault(row["table"], []).append({
+            "model": row["model"], "gpu": gpu.name, "gpus": n, "tp": tp, "pp": pp, "dp": dp, "cp": cp,
+            "global_batch": gb, "layout": lay.to_dict(), "fits": res["fits"], "framework": fw.name,
+            "published": pub, "predicted": pred, "unit": metric.replace("_", " "), "error_pct": _err(pred, pub),
+            "mfu": res["mfu"], "memory_gb_per_gpu": res["memory_gb_per_gpu"], "step_time_s": res["step_time_s"],
+            "breakdown": res["breakdown"], "source": row["source"], "convention": row["convention"]})
+    return [_table(LAYOUT_TABLES.get(k, k), rows) for k, rows in groups.items()]
 
 
 def wholerun_table() -> dict:
