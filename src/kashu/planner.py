@@ -392,8 +392,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         gpus_rec, days = _solve_budget(r, gpu, gpu_hours, days_on, req, r.budget_cny, scaling_for, goodput_for)
         gpus_min = gpus_needed = gpus_rec
         gpus_training = float(gpus_rec)
-        steps.append(Step("gpus_budget", "Largest cluster the budget leases", "预算可租的最大集群",
-                          "max n (whole nodes) with lease cost(n) ≤ budget", gpus_rec, "cards"))
+        steps.append(Step("gpus_budget", "Fastest cluster the budget leases", "预算内最快的集群",
+                          "n (whole nodes) with the fewest days among lease cost(n) ≤ budget", gpus_rec, "cards"))
         steps.append(Step("days", f"Days on {gpus_rec} cards", f"{gpus_rec} 张卡所需天数",
                           "card-hours / (cards × scaling × goodput) / 24", days, "days"))
     scaling, goodput = scaling_for(gpus_training), goodput_for(gpus_training)
