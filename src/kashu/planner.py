@@ -577,8 +577,9 @@ def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: f
 
 def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float,
                   scaling_for, goodput_for):
-    """Largest cluster whose lease fits the budget, priced exactly as the final plan is
-    (lease rounding makes big clusters cost more, so the largest affordable one exists)."""
+    """The fastest cluster whose lease fits the budget, priced exactly as the final plan is. Lease
+    rounding makes big clusters cost more, and past some size failures and communication make them
+    slower, so the answer is bounded."""
     node = gpu.gpus_per_node
     if reference_price(gpu) is None and not req.quotes:
         raise KashuError(f"no price for {gpu.name}, so a budget cannot be turned into cards; add a quote",
