@@ -168,3 +168,18 @@ def test_plan_does_not_change_its_request():
     assert req.params is None
     b = plan(req)  # the same request plans twice
     assert a.total_flops == b.total_flops
+
+
+def test_budget_mode_predicts_mfu_too():
+    p = plan(PlanRequest(params="7B", tokens="1T", gpu="H800", budget="200万"))
+    assert p.inputs["mfu_source"].startswith("predicted")
+    assert p.cost.total_cny <= 2e6
+    assert p.layout is not None
+
+
+def test_list_prices_follow_the_market_by_size():
+    # hundreds of cards are not rented by the hour at list price (data/prices.toml reference_modes)
+    big = plan(PlanRequest(params="70B", tokens="1.4T", gpu="H800", gpus=512, mfu=0.4))
+    assert big.cost.lease_unit in ("month", "quarter", "year")
+    huge = plan(PlanRequest(params="405B", tokens="15T", gpu="H800", gpus=4096, mfu=0.4))
+    assert huge.cost.lease_unit in ("quarter", "year")

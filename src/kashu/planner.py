@@ -255,6 +255,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     elif kwargs:
         raise TypeError("give a PlanRequest or keyword arguments, not both")
     r = _Resolved(req)
+    if r.mode == "budget" and req.mfu is None and req.method == "full" and req.from_bench in (None, ""):
+        return _plan_budget_predicted(req)
     gpu = r.gpu
     steps: list[Step] = []
     warnings: list[str] = []
@@ -611,6 +613,25 @@ def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req
             f"--budget ¥{budget:,.0f} does not cover the run even on {n1} card(s) (¥{c1.total_cny:,.0f} over {d1:,.0f} days)",
             f"--budget ¥{budget:,.0f} 连 {n1} 张卡跑完都不够（需 ¥{c1.total_cny:,.0f}，{d1:,.0f} 天）", "budget")
     return best
+
+
+def _plan_budget_predicted(req: PlanRequest) -> Plan:
+    """Budget mode with a predicted MFU: size with the default MFU, predict the MFU of the best layout
+    at that size, then size again with it (the prediction's layout and explanation are kept)."""
+    first = plan(dataclasses.replace(req, mfu=default("mfu")))
+    at = plan(dataclasses.replace(req, budget=None, gpus=str(first.gpus_recommended)))
+    if at.layout is None:  # nothing to predict from: the default MFU stands
+        first.inputs["mfu_source"] = "default: " + default_source("mfu")
+        first.defaults_used["mfu"] = default_source("mfu")
+        return first
+    final = plan(dataclasses.replace(req, mfu=at.mfu))
+    final.inputs["mfu_source"] = at.inputs["mfu_source"]
+    final.inputs["mfu_source_zh"] = at.inputs.get("mfu_source_zh")
+    final.layout = at.layout
+    for key in ("scaling_curve", "predicted_scaling_efficiency", "model_shape"):
+        if key in at.extras:
+            final.extras[key] = at.extras[key]
+    return final
 
 
 def _node_grid(max_nodes: int) -> list[int]:

@@ -58,10 +58,18 @@ def price(req: Any, gpu: Accelerator, cards: int, days: float, used_card_hours: 
             return c
     if lease_unit:
         return None
-    modes = ["hourly", "daily", "weekly", "monthly", "quarterly", "yearly"] + (["spot"] if stage == "explore" else [])
+    modes = list(reference_modes(cards)) + (["spot"] if stage == "explore" else [])
     pts = [pt for pt in (lease_mod.reference_point(gpu, m) for m in modes) if pt]
     costs = [lease_mod.cost_at(gpu, cards, days, used_card_hours, tokens, pt) for pt in pts]
     return min(costs, key=lambda c: c.total_cny) if costs else None
+
+
+def reference_modes(cards: int) -> tuple[str, ...]:
+    """The rental modes a list price is offered in at this cluster size (data/prices.toml reference_modes)."""
+    from .advice import tier_for
+    from .data import load_toml
+
+    return tuple(load_toml("prices.toml")["reference_modes"][tier_for(cards)])
 
 
 def enrich(p: Plan, req: Any) -> None:
