@@ -27,7 +27,7 @@ def render_step(r: dict, console: Console, lang: str = "en") -> None:
     g.add_column(justify="right")
     g.add_row("每步时间" if zh else "Step time", f"{r['step_time_s']:.2f} s")
     g.add_row("吞吐" if zh else "Throughput", f"{r['tokens_per_s']:,.0f} tokens/s ({r['tokens_per_s_per_gpu']:,.0f}/card)")
-    g.add_row("单卡算力" if zh else "TFLOPS per card", f"{r['tflops_per_gpu']:.0f}")
+    g.add_row("单卡算力" if zh else "Per card", f"{r['tflops_per_gpu']:.0f} TFLOPS")
     g.add_row("MFU / HFU", f"{r['mfu']:.1%} / {r['hfu']:.1%}")
     fit = ("放得下" if zh else "fits") if r["fits"] else ("[red]放不下[/red]" if zh else "[red]does not fit[/red]")
     g.add_row("每卡显存" if zh else "Memory per card", f"{r['memory_gb_per_gpu']:.1f} GB ({fit})")
