@@ -47,7 +47,9 @@ class Accelerator:
 
     @property
     def memory_bytes(self) -> float:
-        return self.memory_gb * 1e9
+        """The catalog's "80 GB" is binary: HBM and GDDR come in 2^30-byte stacks (A100/H100 80 GB = 5 × 16 GiB;
+        nvidia-smi shows 81,559-81,920 MiB = 85.5-85.9e9 bytes). What CUDA and NCCL take is the framework overhead."""
+        return self.memory_gb * 2.0**30
 
     @property
     def hbm_bytes_per_s(self) -> float:

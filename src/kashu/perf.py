@@ -50,6 +50,8 @@ class Framework:
     ep_overlap: float = 0.0  # share of the MoE all-to-all the schedule hides behind another micro-batch's compute
     layer_overhead_s: float = 0.0  # fixed host/launch time per layer per micro-batch pass (fwd + bwd)
     pp_overlap: float = 0.0  # share of the stage-to-stage sends hidden behind the next chunk's compute
+    selective_op: bool = False  # "selective" = PyTorch per-op checkpointing (torchtitan), not Megatron's attention-only
+    grad_memory_bytes: float = 0.0  # bytes per parameter of the gradient buffer; 0: perf.toml [memory].grad_bytes
     source: str = ""
 
 
@@ -260,7 +262,10 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     # tails of ~10^2 small kernels, framework hooks (perf.toml [framework.*].layer_overhead_s); 1/3 fwd, 2/3 bwd
     f_l = comp_f + tp_pass + ep_f + cp_f + fw.layer_overhead_s / 3.0
     b_l = C.bwd * g_layer + att_b + 2.0 * t_mem_f + tp_bwd + ep_b + cp_b + 2.0 * fw.layer_overhead_s / 3.0
-    r_l = np.where(rc == 2, f_l, np.where(rc == 1, 0.0 if flash else att_f + t_soft_f, 0.0))
+    # selective: Megatron recomputes the attention scores (nothing with flash); torchtitan's per-op policy
+    # re-runs every second matmul and the elementwise kernels of the forward pass
+    sel = (0.5 * g_layer + t_mem_f) if fw.selective_op else (0.0 if flash else att_f + t_soft_f)
+    r_l = np.where(rc == 2, f_l, np.where(rc == 1, sel, 0.0))
     t_layer = f_l + b_l + r_l
 
     # ---- first/last stage extras: logits GEMM + cross-entropy (fp32), embedding lookup
@@ -322,7 +327,7 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     mft = model_flops_per_token(model)
     rec_tok = np.where(rc == 2, mft / 3.0, np.where(rc == 1, 0.0 if flash else 2.0 * L * s * (model.qk_dim + model.q_dim), 0.0))
     peak = gpu.peak_flops_for(precision)
-    mem = memory_per_card(model, gpu, lay, m, precision, flash)
+    mem = memory_per_card(model, gpu, lay, m, precision, flash, fw.grad_memory_bytes or None, fw.selective_op)
     n_mb = m * Ls
     return {
         "step_time_s": step, "tokens_per_s": tokens / step, "m": m, "gpus": gpus,

@@ -86,6 +86,8 @@ def _framework(row):
         return framework("megatron-2022")
     if src.startswith("Narayanan"):
         return framework("megatron-2021")
+    if src.startswith("NVIDIA/NeMo"):
+        return framework("nemo")
     return framework("modern")
 
 
