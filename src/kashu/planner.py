@@ -17,7 +17,7 @@ import math
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from . import compute, infra, renting
+from . import compute, infra, predict, renting
 from .advice import Advice, advise, infra_advice, tier_for
 from .cost import Cost, check_lease_unit, default_lease_unit, lease_cost, reference_price
 from .data import default, default_source, load_toml
@@ -299,10 +299,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         bench = from_bench(req.from_bench, gpu, req.precision, req.force, req.mfu, r.n)
     pred = None
     if req.mfu is None and req.method == "full" and r.mode in ("days", "gpus"):
-        if bench is not None and bench.fabric is not None:  # a measured multi-node fabric (`kashu bench comm`)
-            pred = _predict_mfu(r, gpu, total, req, lambda c, f=bench.fabric: None if c <= gpu.gpus_per_node else f)
-        else:
-            pred = _predict_on_fabric(r, gpu, total, req, fpt)
+        pred = _predict(r, gpu, total, req, fpt, bench)
     mfu_source_zh = None
     if bench is not None and bench.mfu is not None:
         mfu, mfu_source = bench.mfu, bench.mfu_source
@@ -479,95 +476,23 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     return p
 
 
-def _predict_on_fabric(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fpt: float) -> dict | None:
-    """Predict the MFU over the fabric the cluster will have: the user's (--fabric), else the article's
-    default for the size; when the step-time model says that misses the 0.8 scaling bar, climb the
-    fabric ladder (more rails, then faster fabrics) to the first that reaches it."""
-    from . import network
-
-    g = gpu.gpus_per_node
-    im0 = infra.from_request(req, n_params=r.n, tokens=r.d, flops_per_token=fpt, gpu=gpu,
-                             flops_per_card=r.peak * default("mfu"))
-    chosen: dict = {}
-
-    def fabric_for(cards):
-        c = infra.fabric_choice(im0, cards)
-        if c is None:
-            return None
-        chosen[cards] = c
-        return infra.perf_fabric(c[0], c[1], g)
-
-    first = _predict_mfu(r, gpu, total, req, fabric_for)
-    if first is None or getattr(req, "fabric", None) or not chosen:
-        return first
-    cards = first["layout"]["gpus"]
-    fab, nics = chosen.get(cards, next(iter(chosen.values())))
-    bar = default("scaling_bar")
-    first["fabric_choice"] = (fab.name, nics, f"the article's default for {cards:,} cards")
-    if first["scaling_efficiency"] >= bar:
-        return first
-    eth_max = network.config()["bar"]["ethernet_max_cards"]
-    best = first
-    for f, n in network.ladder(fab, nics, g, rdma_only=cards > eth_max):
-        cand = _predict_mfu(r, gpu, total, req, lambda c, f=f, n=n: None if c <= g else infra.perf_fabric(f, n, g))
-        if cand is None:
-            continue
-        if cand["scaling_efficiency"] > best["scaling_efficiency"]:
-            note = network.upgrade_note(fab, nics, first["scaling_efficiency"], bar, f, n, cand["scaling_efficiency"])
-            cand["fabric_choice"] = (f.name, n, "upgraded by the step-time model: " + note["en"])
-            cand["fabric_upgrade"] = note
-            best = cand
-        if cand["scaling_efficiency"] >= bar:
-            break
-    return best
-
-
-def _predict_mfu(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fabric_for=lambda cards: None) -> dict | None:
-    """MFU of the best layout at the cluster size the plan lands on (a few fixed-point rounds), or None."""
+def _predict(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fpt: float, bench) -> dict | None:
+    """The step-time model's MFU for this plan (kashu.predict), over the measured fabric when a
+    `kashu bench comm` run is given, else over the fabric the cluster will have; None when no layout fits."""
     from .models import shape_for_params
-    from .predict import best_at, scaling_curve
 
     try:
         spec = r.spec or shape_for_params(r.n)
     except KashuError:
         return None
-    node = gpu.gpus_per_node
-    if r.mode == "gpus":
-        cards = r.gpus
-    else:
-        hours = r.deadline_days * 24.0
-        cards = _round_up(max(1.0, compute.card_seconds(total, r.peak, default("mfu")) / 3600 / hours), node)
-    best = None
-    for _ in range(3):
-        best = best_at(spec, gpu, cards, req.precision, fabric_for(cards))
-        if best is None or r.mode == "gpus":
-            break
-        need = compute.card_seconds(total, r.peak, best["mfu"]) / 3600 / hours / default("goodput")
-        nxt = _round_up(max(1.0, need), node)
-        if nxt == cards:
-            break
-        cards = nxt
-    if best is None:
-        return None
-    fabric = fabric_for(cards)
-    curve = scaling_curve(spec, gpu, cards, req.precision, fabric)
-    eff = curve[-1]["scaling_efficiency"] if curve else 1.0
-    lay = dict(best["layout"], global_batch=best["global_batch"], gpus=cards, step_time_s=best["step_time_s"],
-               memory_gb_per_gpu=best["memory_gb_per_gpu"], breakdown=best["breakdown"])
-    why = (f"best layout on {cards} × {gpu.name} (TP{lay['tp']} PP{lay['pp']} DP{lay['dp']}, "
-           f"{lay['recompute']} recompute) by kashu.perf")
-    if fabric is not None and fabric.source:
-        why += f" over {fabric.source}"
-    shape = spec.to_dict() if r.spec is None else None
-    if shape is not None:
-        why += f"; {spec.note}"
-    rec_zh = {"none": "不重计算", "selective": "选择性重计算", "full": "完全重计算"}.get(lay["recompute"], lay["recompute"])
-    why_zh = (f"在 {cards} 张 {gpu.name} 上的最佳布局（TP{lay['tp']} PP{lay['pp']} DP{lay['dp']}，{rec_zh}），由 kashu.perf 预测"
-              + (f"，网络：每节点 {fabric.source.replace(' per node', '')}" if fabric is not None and fabric.source else "")
-              + (f"；未给 --model：按 Llama 结构假设 {spec.layers} 层、隐藏维 {spec.hidden}、{spec.heads} 个注意力头"
-                 if shape is not None else ""))
-    return {"mfu": best["mfu"], "why": why, "why_zh": why_zh, "layout": lay, "curve": curve, "scaling_efficiency": eff,
-            "shape": shape}
+    job = predict.Job(spec=spec, gpu=gpu, precision=req.precision, total_flops=total, cards=r.gpus,
+                      deadline_hours=None if r.deadline_days is None else r.deadline_days * 24.0,
+                      assumed_shape=r.spec is None)
+    if bench is not None and bench.fabric is not None:  # a measured multi-node fabric (`kashu bench comm`)
+        return predict.predict_mfu(job, lambda c, f=bench.fabric: None if c <= gpu.gpus_per_node else f)
+    im0 = infra.from_request(req, n_params=r.n, tokens=r.d, flops_per_token=fpt, gpu=gpu,
+                             flops_per_card=r.peak * default("mfu"))
+    return predict.predict_on_fabric(job, im0, user_fabric=bool(getattr(req, "fabric", None)))
 
 
 def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: float, used_card_hours: float) -> Cost | None:
