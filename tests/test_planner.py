@@ -183,3 +183,17 @@ def test_list_prices_follow_the_market_by_size():
     assert big.cost.lease_unit in ("month", "quarter", "year")
     huge = plan(PlanRequest(params="405B", tokens="15T", gpu="H800", gpus=4096, mfu=0.4))
     assert huge.cost.lease_unit in ("quarter", "year")
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(1e6, 1e14), st.floats(1e5, 1e16), st.one_of(st.floats(0.01, 3650).map(lambda d: {"days": d}),
+                                                               st.integers(1, 1_000_000).map(lambda g: {"gpus": g})),
+       st.sampled_from(["H800", "A100", "RTX 4090", "910B", "H20"]))
+def test_any_valid_input_plans_or_explains(n, d, mode, gpu):
+    """Whatever the user types within the stated bounds: a plan, or a KashuError that says why; never a crash."""
+    try:
+        p = plan(PlanRequest(params=n, tokens=d, gpu=gpu, mfu=0.4, **mode))
+    except KashuError as e:
+        assert e.message and e.field
+        return
+    assert p.days > 0 and p.gpus_recommended >= 1 and math.isfinite(p.days)

@@ -244,7 +244,7 @@ def solve_cards(start: int, needed_for, max_iter: int = 12, max_cards: int = 1_0
             break
         seen.append(nxt)
         n = nxt
-    grid, c = [], max(1, int(start))
+    grid, c = [], min(max(1, int(start)), max_cards)
     while c <= max_cards:
         grid.append(c)
         c = max(c + 1, int(c * 1.05))

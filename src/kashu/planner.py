@@ -357,6 +357,13 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         gpus_min = max(1, math.ceil(gpu_hours / hours - 1e-9))
         steps.append(Step("gpus_min", "Cards for the deadline (no losses)", "按期限所需卡数（不计损耗）",
                           f"⌈card-hours / ({r.deadline_days:g} d × 24 h)⌉", gpus_min, "cards", "seed article, step 2"))
+        max_gpus = int(load_toml("defaults.toml")["limits"]["max_gpus"])
+        if gpus_min > max_gpus:
+            raise KashuError(
+                f"{gpus_min:,} cards would be needed for {r.deadline_days:g} days, more than any cluster ({max_gpus:,}); "
+                "expected a longer --days, fewer --tokens or a smaller model",
+                f"{r.deadline_days:g} 天内完成需要 {gpus_min:,} 张卡，超过任何集群（{max_gpus:,}）；请放宽 --days、减少 --tokens 或缩小模型",
+                "days")
         gpus_needed = infra.solve_cards(gpus_min, lambda c: gpu_hours / hours / (scaling_for(c) * goodput_for(c)))
         scaling, goodput = scaling_for(gpus_needed), goodput_for(gpus_needed)
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
@@ -443,6 +450,10 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         cost=cost, advice=[], warnings=warnings, warnings_zh=warnings_zh, steps=steps,
         defaults_used=defaults_used, gpu=gpu,
     )
+    max_days = load_toml("defaults.toml")["limits"]["max_days"]
+    if r.deadline_days is None and days > max_days:
+        p.warnings.append(f"the run would take {days / 365:,.0f} years: more cards, fewer tokens or a smaller model")
+        p.warnings_zh.append(f"这次训练要 {days / 365:,.0f} 年：请增加卡数、减少数据或缩小模型")
     if r.deadline_days is not None and days > r.deadline_days * 1.0001:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
