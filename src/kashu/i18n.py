@@ -39,6 +39,10 @@ LABELS = {
 def detect_lang(explicit: str | None = None) -> str:
     """--lang wins; else a zh_* locale (LC_ALL, LC_MESSAGES, LANG) means Chinese."""
     if explicit:
+        if explicit not in ("en", "zh"):
+            from .errors import KashuError
+
+            raise KashuError(f"--lang {explicit!r} must be en or zh", f"--lang {explicit!r} 应为 en 或 zh", "lang")
         return explicit
     for var in ("LC_ALL", "LC_MESSAGES", "LANG"):
         v = os.environ.get(var, "")
