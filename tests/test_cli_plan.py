@@ -73,3 +73,9 @@ def test_usage_errors_exit_2_without_traceback(args):
     p = run(*args)
     assert p.returncode == 2
     assert "Traceback" not in p.stdout + p.stderr
+
+
+@pytest.mark.parametrize("cmd", [["gpus"], ["plan", "--params", "7B", "--tokens", "1T", "--days", "3"]])
+def test_unknown_language_is_a_clear_error(cmd):
+    p = run(*cmd, "--lang", "fr")
+    assert p.returncode == 2 and "Traceback" not in p.stderr and "--lang 'fr'" in p.stderr

@@ -29,7 +29,7 @@ def emit_json(obj: Any) -> None:
 
 
 def fail(err: KashuError, lang: str | None = None) -> None:
-    lang = detect_lang(lang)
+    lang = detect_lang(lang if lang in ("en", "zh") else None)
     sys.stderr.write(f"kashu: error: {err.text(lang)}\n")
     raise SystemExit(2)
 
