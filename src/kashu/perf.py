@@ -92,6 +92,13 @@ def sustained_fraction(gpu) -> float:
     return _by_family(gpu, g["sustained"], g["sustained_fraction"])
 
 
+def tp_overlap_support(gpu) -> float:
+    """Share of a profile's tp_overlap the card's stack realises (perf.toml [tp_comm_overlap]): the
+    userbuffers comm+GEMM overlap ships tuned for Hopper and later only, so 0 on Ampere."""
+    k = constants()["tp_comm_overlap"]
+    return _by_family(gpu, k["family"], k["default"])
+
+
 class _Card:
     """The card's rates in SI units, resolved once per evaluation."""
 
@@ -235,10 +242,11 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     S = 2.0 * T * h
     bw_tp, lat_tp = C.link(t)
     ar = collective_time("all_reduce", S, t, bw_tp, lat_tp)
-    tp_pass = 2.0 * ar * (1.0 - fw.tp_overlap)
+    tp_ov = fw.tp_overlap * tp_overlap_support(gpu)
+    tp_pass = 2.0 * ar * (1.0 - tp_ov)
     # with sequence parallelism the backward pass all-gathers the layer inputs again for the weight
     # gradients (Korthikanti §4.2.2): one more all-reduce equivalent per layer
-    tp_bwd = tp_pass + np.where((sp > 0) & (t > 1), ar * (1.0 - fw.tp_overlap), 0.0)
+    tp_bwd = tp_pass + np.where((sp > 0) & (t > 1), ar * (1.0 - tp_ov), 0.0)
     # MoE all-to-all: dispatch + combine per pass, group of ep ranks strided by t·c
     if model.is_moe:
         bw_ep, lat_ep = C.link(t * c * ep, t * c)

@@ -248,6 +248,7 @@ LAYOUT_TABLES = {
     "llama3-405b": "Llama 3 405B Table 4 (8,192-16,384 H100, model TFLOPS per GPU)",
     "torchtitan-a100": "torchtitan FSDP2 on 64 A100 (tokens/s per GPU)",
     "torchtitan-h100": "torchtitan FSDP2 Llama 3.1 8B on H100 500 W (tokens/s per GPU)",
+    "bloom-a100": "BLOOM-176B on 384 A100 (Megatron-DeepSpeed, hardware TFLOPS per GPU)",
 }
 
 
@@ -266,10 +267,12 @@ def layouts_tables() -> list[dict]:
         mbs_opts = [int(row["mbs"])] if row["mbs"] else [1, 2, 4]
         vp_opts = [int(row["vp"])] if row["vp"] else [1, 2, 3, 4, 5, 6, 7, 8]
         lay, res = best_layout(model, gpu, gb, tp, pp, dp, cp, int(row["zero"]), _recompute(row["recompute"]),
-                               mbs_opts, vp_opts, tp > 1, row["precision"], fab, fw,
+                               mbs_opts, vp_opts, tp > 1 and "no sequence parallel" not in row["notes"], row["precision"], fab, fw,
                                uneven="uneven" in row["notes"])
         metric = row["metric"]
-        pred = res["tflops_per_gpu"] if metric == "model_tflops_per_gpu" else res["tokens_per_s_per_gpu"]
+        pred = {"model_tflops_per_gpu": res["tflops_per_gpu"],
+                "hardware_tflops_per_gpu": res["hfu"] * gpu.peak_flops_for(row["precision"]) / 1e12,
+                }.get(metric, res["tokens_per_s_per_gpu"])
         pub = float(row["published"])
         groups.setdefault(row["table"], []).append({
             "model": row["model"], "gpu": gpu.name, "gpus": n, "tp": tp, "pp": pp, "dp": dp, "cp": cp,
