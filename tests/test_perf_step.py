@@ -65,3 +65,34 @@ def test_validation_targets():
     kor = [t for n, t in tabs.items() if "Table 5" in n][0]
     assert len(kor["rows"]) == 8
     assert kor["mean_abs_error_pct"] <= 3.0 and kor["max_abs_error_pct"] <= 6.0
+
+
+@pytest.mark.parametrize("gpu,lay", [
+    ("A100-80GB", Layout(tp=1, pp=1, dp=256, mbs=2, recompute="none", zero=3)),  # ZeRO-3 gathers hidden per micro-batch
+    ("A100-80GB", Layout(tp=1, pp=1, dp=256, mbs=2, recompute="none", zero=1)),  # gradient RS + param AG hidden
+    ("H100", Layout(tp=2, pp=4, dp=32, vp=5, mbs=1, recompute="none", sp=True, zero=2)),  # + TP userbuffers, p2p
+])
+def test_overlapped_communication_is_not_free(monkeypatch, gpu, lay):
+    """Hidden communication slows compute by perf.toml [overlap].contention of its time (NCCL kernels hold SMs);
+    the network model reads the same figure."""
+    from kashu import network, perf
+
+    m, g = get_model("llama2-7b"), get_gpu(gpu)
+    assert network.contention() == perf.contention() == 0.15
+    with_c = step(m, g, lay, 1024, gpus=256)
+    monkeypatch.setitem(perf.constants()["overlap"], "contention", 0.0)
+    without = step(m, g, lay, 1024, gpus=256)
+    assert without["breakdown"]["overlap_contention"] == 0.0
+    extra = with_c["breakdown"]["overlap_contention"]
+    assert extra > 0.0 and with_c["step_time_s"] > without["step_time_s"]
+    # the per-layer part also lengthens the pipeline bubble; without a pipeline the step grows by exactly the term
+    if lay.pp == 1:
+        assert with_c["step_time_s"] - without["step_time_s"] == pytest.approx(extra, rel=1e-6)
+
+
+def test_no_overlap_no_contention():
+    """Profiles that overlap nothing (Korthikanti / Narayanan Megatron) are untouched by the contention term."""
+    m, g = get_model("gpt3-175b"), get_gpu("A100-80GB")
+    r = step(m, g, Layout(tp=8, pp=16, dp=12, mbs=1, recompute="selective", sp=True), 1536, gpus=1536,
+             fw="megatron-2022")
+    assert r["breakdown"]["overlap_contention"] == 0.0

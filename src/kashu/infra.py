@@ -270,7 +270,7 @@ def defaults_used(req: Any) -> dict[str, str]:
     if getattr(req, "fabric", None) is None:
         out["fabric"] = network.config()["defaults"]["source"]
     out["fabric_efficiency"] = "data/fabrics.toml (per fabric source)"
-    out["overlap"] = network.config()["overlap"]["source"]
+    out["overlap"] = network.config()["overlap"]["source"] + "; contention: " + load_toml("perf.toml")["overlap"]["source"]
     out["global_batch"] = network.config()["batch"]["source"]
     out["storage"] = storage.config()["data"]["source"]
     if getattr(req, "kw_per_rack", None) is None:

@@ -81,6 +81,12 @@ def config() -> dict[str, Any]:
     return load_toml("fabrics.toml")
 
 
+def contention() -> float:
+    """Share of hidden communication time that still slows compute (SMs held by NCCL kernels): the one
+    figure the step-time model uses too (perf.toml [overlap].contention)."""
+    return float(load_toml("perf.toml")["overlap"]["contention"])
+
+
 def default_fabric_name(cards: float) -> str:
     """The article's tier rule: tens of cards on ordinary Ethernet, hundreds and up on RoCE/IB."""
     c = config()
@@ -413,12 +419,13 @@ def network_model(
     ov = cfg["overlap"]
     hide_dp = min(t_dp, ov["window"] * compute_s)
     hide_ep = min(t_ep, ov["expert_a2a_window"] * compute_s)
-    exposed = (t_dp - hide_dp) + (t_ep - hide_ep) + ov["contention"] * (hide_dp + hide_ep)
+    kappa = contention()
+    exposed = (t_dp - hide_dp) + (t_ep - hide_ep) + kappa * (hide_dp + hide_ep)
     step = compute_s + exposed
     eff = compute_s / step
     bar = cfg["bar"]["scaling"]
     ex.append(f"overlap: DP traffic hides behind {ov['window']:.0%} of the {compute_s:.3g} s compute (backward + next forward); "
-              f"exposed {exposed:.3g} s (incl. {ov['contention']:.0%} SM contention on the hidden part) → scaling = {compute_s:.3g} / ({compute_s:.3g} + {exposed:.3g}) = {eff:.3f}")
+              f"exposed {exposed:.3g} s (incl. {kappa:.0%} SM contention on the hidden part) → scaling = {compute_s:.3g} / ({compute_s:.3g} + {exposed:.3g}) = {eff:.3f}")
     topo = fat_tree(nodes * nics, fab.switch_radix, oversubscription, rails=nics, nodes=nodes)
     eth_max = cfg["bar"]["ethernet_max_cards"]
     ethernet_enough = cards <= eth_max and (fab.kind != "ethernet" or eff >= bar)

@@ -9,6 +9,8 @@ Per micro-batch and layer, on one card:
 Per step: 1F1B pipeline with bubble (p-1)/(v·m) (Narayanan et al. 2021 §2.2), point-to-point sends,
 data-parallel gradient reduction (all-reduce, or reduce-scatter + all-gather with ZeRO), overlapped
 with the last backward where the framework overlaps it, and the Adam update at HBM bandwidth.
+Overlapped communication is not free: its hidden time × perf.toml [overlap].contention (SMs and HBM
+bandwidth held by NCCL kernels) is added to the step.
 """
 
 from __future__ import annotations
@@ -90,6 +92,12 @@ def sustained_fraction(gpu) -> float:
     """Clock held under the power cap in a training loop vs the clock the GEMM benchmark ran at."""
     g = constants()["gemm"]
     return _by_family(gpu, g["sustained"], g["sustained_fraction"])
+
+
+def contention() -> float:
+    """Share of overlapped communication's hidden time that still lands on the step (perf.toml [overlap]):
+    NCCL kernels hold SMs and HBM bandwidth while they run, so the compute they hide behind slows down."""
+    return float(constants()["overlap"]["contention"])
 
 
 def tp_overlap_support(gpu) -> float:
@@ -247,6 +255,8 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     # with sequence parallelism the backward pass all-gathers the layer inputs again for the weight
     # gradients (Korthikanti §4.2.2): one more all-reduce equivalent per layer
     tp_bwd = tp_pass + np.where((sp > 0) & (t > 1), ar * (1.0 - tp_ov), 0.0)
+    tp_hid_f = 2.0 * ar * tp_ov
+    tp_hid_b = tp_hid_f + np.where((sp > 0) & (t > 1), ar * tp_ov, 0.0)
     # MoE all-to-all: dispatch + combine per pass, group of ep ranks strided by t·c
     if model.is_moe:
         bw_ep, lat_ep = C.link(t * c * ep, t * c)
@@ -257,19 +267,27 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     # context parallel: K and V of all c chunks gathered (ring), hidden behind the attention kernel
     bw_cp, lat_cp = C.link(t * c, t)
     kv_bytes = 2.0 * 2.0 * b * s * (model.kv_dim if not model.mla else a * (dqk + dv) / 2) / t
-    cp_f = np.maximum(collective_time("all_gather", kv_bytes, c, bw_cp, lat_cp) - att_f, 0.0)
-    cp_b = np.maximum(2.0 * collective_time("all_gather", kv_bytes, c, bw_cp, lat_cp) - att_b, 0.0)
+    cp_ag = collective_time("all_gather", kv_bytes, c, bw_cp, lat_cp)  # 0 when c == 1
+    cp_f = np.maximum(cp_ag - att_f, 0.0)
+    cp_b = np.maximum(2.0 * cp_ag - att_b, 0.0)
 
     # the schedule overlaps one micro-batch's dispatch/combine with another's compute (DeepSeek-V3 §3.2.1
     # DualPipe; Megatron-Core EP all-to-all overlap): the hidden share costs time only past the compute it hides behind
     comp_f = g_layer + att_f + t_mem_f
+    comp_b = C.bwd * g_layer + att_b + 2.0 * t_mem_f
     hid = fw.ep_overlap * ep_pass
     ep_f = (ep_pass - hid) + np.maximum(hid - comp_f, 0.0)
-    ep_b = (ep_pass - hid) + np.maximum(hid - (C.bwd * g_layer + att_b + 2.0 * t_mem_f), 0.0)
+    ep_b = (ep_pass - hid) + np.maximum(hid - comp_b, 0.0)
+    # overlapped is not free: the hidden part of every overlapped collective (TP userbuffers, MoE
+    # all-to-all, CP K/V ring) slows the compute it hides behind by `kappa` of its time (NCCL kernels
+    # hold SMs and HBM bandwidth; perf.toml [overlap].contention, the figure kashu.network uses)
+    kappa = contention()
+    cont_f = kappa * (tp_hid_f + np.minimum(hid, comp_f) + np.minimum(cp_ag, att_f))
+    cont_b = kappa * (tp_hid_b + np.minimum(hid, comp_b) + np.minimum(2.0 * cp_ag, att_b))
     # fixed time per layer and micro-batch that does not shrink with the work: kernel launches and
     # tails of ~10^2 small kernels, framework hooks (perf.toml [framework.*].layer_overhead_s); 1/3 fwd, 2/3 bwd
-    f_l = comp_f + tp_pass + ep_f + cp_f + fw.layer_overhead_s / 3.0
-    b_l = C.bwd * g_layer + att_b + 2.0 * t_mem_f + tp_bwd + ep_b + cp_b + 2.0 * fw.layer_overhead_s / 3.0
+    f_l = comp_f + tp_pass + ep_f + cp_f + cont_f + fw.layer_overhead_s / 3.0
+    b_l = comp_b + tp_bwd + ep_b + cp_b + cont_b + 2.0 * fw.layer_overhead_s / 3.0
     # selective: Megatron recomputes the attention scores (nothing with flash); torchtitan's per-op policy
     # re-runs every second matmul and the elementwise kernels of the forward pass
     sel = (0.5 * g_layer + t_mem_f) if fw.selective_op else (0.0 if flash else att_f + t_soft_f)
@@ -293,8 +311,9 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
     xfer = (2.0 * T * h / np.where(t > 1, t, 1.0)) / bw_pp + lat_pp
     # Megatron-Core --overlap-p2p-comm (interleaved schedule): sends/receives posted asynchronously and
     # waited on one chunk later, so only the share the profile does not hide (fw.pp_overlap) stays exposed
-    p2p = np.where(p > 1, (2.0 * v * m + 2.0 * (p - 1)) * xfer, 0.0)
-    p2p = p2p * np.where(v > 1, 1.0 - fw.pp_overlap, 1.0)
+    p2p_all = np.where(p > 1, (2.0 * v * m + 2.0 * (p - 1)) * xfer, 0.0)
+    pp_hid = p2p_all * np.where(v > 1, fw.pp_overlap, 0.0)
+    p2p = p2p_all - pp_hid
 
     # ---- data-parallel gradient reduction over dp·cp ranks (ZeRO / distributed optimizer)
     from .memory import stage_params
@@ -317,19 +336,23 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
 
     t_dp = sync(n_dense, dsh) + sync(n_exp, esh)
     window = Ls * (b_l + f_l)  # the last micro-batch's backward and the next step's first forward
-    dp_exposed = np.maximum(t_dp - fw.dp_overlap * window, 0.0)
+    dp_hid = np.minimum(t_dp, fw.dp_overlap * window)
+    dp_exposed = t_dp - dp_hid
     # ZeRO-3: weights gathered for forward and backward (and recomputation), gradients reduce-scattered, per micro-batch
     z3_mb = (collective_time("all_gather", 2.0 * n_dense, dsh, bw_z3, lat_dp) * np.where(rc == 2, 3.0, 2.0)
              + collective_time("reduce_scatter", gbytes * n_dense, dsh, bw_z3, lat_dp))
     z3_mb = z3_mb + (collective_time("all_gather", 2.0 * n_exp, esh, bw_z3, lat_dp) * 2.0
                      + collective_time("reduce_scatter", gbytes * n_exp, esh, bw_z3, lat_dp))
+    z3_hid = np.where(zero >= 3, m * np.minimum(z3_mb, fw.dp_overlap * body), 0.0)
     z3 = np.where(zero >= 3, m * np.maximum(z3_mb - fw.dp_overlap * body, 0.0), 0.0)
+    # the same contention on the hidden stage-to-stage sends and DP/ZeRO traffic
+    cont_step = kappa * (pp_hid + dp_hid + z3_hid)
 
     # ---- Adam update over the locally owned parameters, HBM-bound
     owned = n_dense / np.where(zero >= 1, dsh, 1.0) + n_exp / np.where(zero >= 1, esh, 1.0)
     t_opt = owned * constants()["optimizer"]["bytes_per_param"] / C.hbm
 
-    step = pipe_busy + bubble + p2p + dp_exposed + z3 + t_opt + fw.step_overhead_s
+    step = pipe_busy + bubble + p2p + dp_exposed + z3 + cont_step + t_opt + fw.step_overhead_s
     gpus = t * p * d * c
     tokens = global_batch * s
     mft = model_flops_per_token(model)
@@ -350,6 +373,7 @@ def evaluate(model, gpu, lay: dict, global_batch: int, precision: str = "bf16", 
             "moe_all_to_all": n_mb * (ep_f + ep_b), "cp_comm": n_mb * (cp_f + cp_b),
             "recompute": n_mb * r_l, "pipeline_bubble": bubble, "pp_p2p": p2p,
             "dp_comm": dp_exposed + z3, "optimizer": t_opt,
+            "overlap_contention": n_mb * (cont_f + cont_b) + cont_step,
         },
     }
 

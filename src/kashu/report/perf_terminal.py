@@ -8,7 +8,7 @@ from rich.table import Table
 BREAKDOWN_ZH = {"gemm": "矩阵乘", "attention": "注意力", "memory_bound": "访存密集算子", "tp_comm": "张量并行通信",
                 "moe_all_to_all": "MoE all-to-all", "cp_comm": "上下文并行通信", "recompute": "重计算",
                 "pipeline_bubble": "流水线气泡", "pp_p2p": "流水线点对点", "dp_comm": "数据并行梯度同步",
-                "optimizer": "优化器"}
+                "optimizer": "优化器", "overlap_contention": "隐藏通信的算力争用"}
 
 
 def _lay(lay: dict) -> str:

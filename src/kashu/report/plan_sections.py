@@ -11,7 +11,8 @@ _PARTS = {"gemm": ("GEMMs", "矩阵乘"), "attention": ("attention", "注意力"
           "tp_comm": ("TP comm", "张量并行通信"), "cp_comm": ("CP comm", "上下文并行通信"),
           "moe_all_to_all": ("MoE all-to-all", "MoE all-to-all"), "recompute": ("recompute", "重计算"),
           "pipeline_bubble": ("pipeline bubble", "流水线气泡"), "pp_p2p": ("PP p2p", "流水线点对点"),
-          "dp_comm": ("DP comm (exposed)", "数据并行通信（未隐藏）"), "optimizer": ("optimizer", "优化器")}
+          "dp_comm": ("DP comm (exposed)", "数据并行通信（未隐藏）"), "optimizer": ("optimizer", "优化器"),
+          "overlap_contention": ("hidden-comm contention", "隐藏通信的算力争用")}
 
 
 def render_layout(p, console: Console, lang: str = "en") -> None:
