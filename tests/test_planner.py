@@ -197,3 +197,14 @@ def test_any_valid_input_plans_or_explains(n, d, mode, gpu):
         assert e.message and e.field
         return
     assert p.days > 0 and p.gpus_recommended >= 1 and math.isfinite(p.days)
+
+
+def test_framework_changes_the_predicted_mfu():
+    # the training stack is an input of the prediction (data/perf.toml framework profiles)
+    modern = plan(PlanRequest(model="llama2-7b", tokens="2T", gpu="A100", gpus=256))
+    older = plan(PlanRequest(model="llama2-7b", tokens="2T", gpu="A100", gpus=256, framework="megatron-2022"))
+    assert older.mfu < modern.mfu
+    assert "megatron-2022" in older.inputs["mfu_source"]
+    with pytest.raises(KashuError) as e:
+        plan(PlanRequest(model="llama2-7b", tokens="2T", gpu="A100", gpus=256, framework="nope"))
+    assert e.value.field == "framework"

@@ -40,6 +40,7 @@ class PlanRequest:
     method: str = "full"  # full | lora
     lora_rank: int = 16
     precision: str = "bf16"
+    framework: str = "modern"  # training stack for the predicted MFU: modern | megatron-2022 | megatron-2021 | nemo | fsdp | deepspeed-2021
     redundancy: float | None = None
     lease: str | None = None
     lang: str = "en"
@@ -240,6 +241,12 @@ class _Resolved:
             raise KashuError(f"--redundancy {req.redundancy!r} must be in [0, 1)", f"--redundancy {req.redundancy!r} 应在 [0, 1) 之间", "redundancy")
         if req.method not in ("full", "lora"):
             raise KashuError(f"--method {req.method!r} must be full or lora", f"--method {req.method!r} 应为 full 或 lora", "method")
+        from .perf import constants as perf_constants
+
+        if req.framework not in perf_constants()["framework"]:
+            names = ", ".join(perf_constants()["framework"])
+            raise KashuError(f"--framework {req.framework!r} must be one of {names}",
+                             f"--framework {req.framework!r} 应为 {names} 之一", "framework")
         if req.precision not in ("bf16", "fp8"):
             raise KashuError(f"--precision {req.precision!r} must be bf16 or fp8", f"--precision {req.precision!r} 应为 bf16 或 fp8", "precision")
         if req.method == "lora" and not 1 <= int(req.lora_rank) <= 4096:
@@ -498,7 +505,7 @@ def _predict(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fpt
         return None
     job = predict.Job(spec=spec, gpu=gpu, precision=req.precision, total_flops=total, cards=r.gpus,
                       deadline_hours=None if r.deadline_days is None else r.deadline_days * 24.0,
-                      assumed_shape=r.spec is None)
+                      assumed_shape=r.spec is None, framework=req.framework)
     if bench is not None and bench.fabric is not None:  # a measured multi-node fabric (`kashu bench comm`)
         return predict.predict_mfu(job, lambda c, f=bench.fabric: None if c <= gpu.gpus_per_node else f)
     im0 = infra.from_request(req, n_params=r.n, tokens=r.d, flops_per_token=fpt, gpu=gpu,

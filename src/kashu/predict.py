@@ -21,16 +21,17 @@ def global_batch_for(spec, cards: int = 0) -> int:
     return max(1, round(tokens / spec.seq_len))
 
 
-def best_at(spec, gpu, cards: int, precision: str = "bf16", fabric=None) -> dict | None:
+def best_at(spec, gpu, cards: int, precision: str = "bf16", fabric=None, framework: str = "modern") -> dict | None:
     """The fastest fitting layout on `cards` cards (batch rounded to the layout), or None when none fits."""
     try:
-        res = search(spec, gpu, int(cards), global_batch_for(spec, int(cards)), precision, fabric, top=1, flexible_batch=True)
+        res = search(spec, gpu, int(cards), global_batch_for(spec, int(cards)), precision, fabric, fw=framework, top=1,
+                     flexible_batch=True)
     except KashuError:
         return None
     return res[0] if res else None
 
 
-def scaling_curve(spec, gpu, up_to: int, precision: str = "bf16", fabric=None) -> list[dict]:
+def scaling_curve(spec, gpu, up_to: int, precision: str = "bf16", fabric=None, framework: str = "modern") -> list[dict]:
     """Throughput per card vs card count, whole nodes doubling up to `up_to`; efficiency vs the smallest size that fits."""
     node = gpu.gpus_per_node
     sizes, n = [], node
@@ -40,7 +41,7 @@ def scaling_curve(spec, gpu, up_to: int, precision: str = "bf16", fabric=None) -
     sizes.append(max(int(up_to), node))
     out, ref = [], None
     for n in sizes:
-        r = best_at(spec, gpu, n, precision, fabric)
+        r = best_at(spec, gpu, n, precision, fabric, framework)
         if r is None:
             continue
         per = r["tokens_per_s_per_gpu"]
@@ -65,6 +66,7 @@ class Job:
     cards: int | None = None
     deadline_hours: float | None = None
     assumed_shape: bool = False  # the shape was guessed from a bare parameter count
+    framework: str = "modern"  # the training stack's profile (data/perf.toml [framework.*])
 
 
 def _whole_nodes(x: float, node: int) -> int:
@@ -83,7 +85,7 @@ def predict_mfu(job: Job, fabric_for=lambda cards: None) -> dict | None:
         cards = _whole_nodes(max(1.0, compute.card_seconds(job.total_flops, peak, default("mfu")) / 3600 / job.deadline_hours), node)
     best = None
     for _ in range(3):
-        best = best_at(spec, gpu, cards, job.precision, fabric_for(cards))
+        best = best_at(spec, gpu, cards, job.precision, fabric_for(cards), job.framework)
         if best is None or job.cards:
             break
         need = compute.card_seconds(job.total_flops, peak, best["mfu"]) / 3600 / job.deadline_hours / default("goodput")
@@ -94,12 +96,12 @@ def predict_mfu(job: Job, fabric_for=lambda cards: None) -> dict | None:
     if best is None:
         return None
     fabric = fabric_for(cards)
-    curve = scaling_curve(spec, gpu, cards, job.precision, fabric)
+    curve = scaling_curve(spec, gpu, cards, job.precision, fabric, job.framework)
     eff = curve[-1]["scaling_efficiency"] if curve else 1.0
     lay = dict(best["layout"], global_batch=best["global_batch"], gpus=cards, step_time_s=best["step_time_s"],
                memory_gb_per_gpu=best["memory_gb_per_gpu"], breakdown=best["breakdown"])
     why = (f"best layout on {cards} × {gpu.name} (TP{lay['tp']} PP{lay['pp']} DP{lay['dp']}, "
-           f"{lay['recompute']} recompute) by kashu.perf")
+           f"{lay['recompute']} recompute) by kashu.perf, {job.framework} stack")
     if fabric is not None and fabric.source:
         why += f" over {fabric.source}"
     if job.assumed_shape:

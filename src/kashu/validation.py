@@ -291,7 +291,7 @@ def wholerun_table() -> dict:
     rows = []
     for row in load_csv("validation/wholerun.csv"):
         p = plan(PlanRequest(model=row["model"], tokens=row["tokens"], gpu=row["gpu"], gpus=int(row["gpus"]),
-                             precision=row["precision"]))
+                             precision=row["precision"], framework=row.get("framework") or "modern"))
         pred = p.gpus_training * p.days * 24.0
         pub = float(row["published_card_hours"])
         lay = p.layout or {}

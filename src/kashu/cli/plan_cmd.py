@@ -38,6 +38,7 @@ def plan_cmd(
     method: str = typer.Option("full", "--method", help="full (pre-training / full fine-tuning) or lora."),
     lora_rank: int = typer.Option(16, "--lora-rank", help="LoRA rank (with --method lora)."),
     precision: str = typer.Option("bf16", "--precision", help="bf16 or fp8 (the dense peak used for MFU)."),
+    framework: str = typer.Option("modern", "--framework", help="Training stack for the predicted MFU: modern (Megatron-Core), megatron-2022, megatron-2021, nemo, fsdp, deepspeed-2021."),
     redundancy: float = typer.Option(None, "--redundancy", help="Spare share of the cluster (default 0.20, the article's)."),
     lease: str = typer.Option(None, "--lease", help="Lease unit: day, week, month, quarter (default by tier)."),
     fabric: str = typer.Option(None, "--fabric", help="Network: eth25, eth100, eth200, eth400, roce200, roce400, ib_hdr, ib_ndr, ib_xdr (default by size, sourced)."),
@@ -70,7 +71,7 @@ def plan_cmd(
         # a bare architecture (issue 3 item 6), or a preset at another sequence length: a ModelSpec
         model = resolve_model(model, layers, hidden, heads, kv_heads, ffn, vocab, seq, experts, top_k, expert_ffn)
     p = plan(PlanRequest(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu,
-                         method=method, lora_rank=lora_rank, precision=precision, redundancy=redundancy,
+                         method=method, lora_rank=lora_rank, precision=precision, framework=framework, redundancy=redundancy,
                          lease=lease, lang=lang, model=model, fabric=fabric, nics_per_node=nics_per_node,
                          oversubscription=oversubscription, failure_rate=failure_rate, checkpoint_async=checkpoint_async,
                          checkpoints_kept=checkpoints_kept, storage_write_gbps=storage_write_gbps, kw_per_rack=kw_per_rack,
