@@ -208,3 +208,12 @@ def test_framework_changes_the_predicted_mfu():
     with pytest.raises(KashuError) as e:
         plan(PlanRequest(model="llama2-7b", tokens="2T", gpu="A100", gpus=256, framework="nope"))
     assert e.value.field == "framework"
+
+
+def test_deadline_plans_are_sized_for_the_median_run():
+    # the cluster is sized so that the median Monte Carlo run (kashu.risk) meets the deadline,
+    # while gpus_min stays the bare arithmetic
+    p = plan(PlanRequest(params="7B", tokens="1T", gpu="H800", days=30, mfu=0.45))
+    assert p.gpus_min == 37
+    assert p.risk["days_p50"] <= 30 * 1.0001
+    assert p.risk["p_miss_deadline"] <= 0.5

@@ -80,8 +80,9 @@ def test_editing_an_input_recomputes():
     ws[addr["deadline"]].value = 120
     cache: dict = {}
     assert evaluate(ws, addr["card_hours"], cache) == pytest.approx(2 * p.gpu_hours)
-    k = p.scaling_efficiency * p.goodput
-    assert evaluate(ws, addr["gpus_needed"], cache) == math.ceil(2 * p.gpu_hours / (120 * 24) / k - 1e-9)
+    k = p.extras.get("scaling_at_needed", p.scaling_efficiency) * p.extras.get("goodput_at_needed", p.goodput)
+    m = p.inputs.get("schedule_margin") or 1.0
+    assert evaluate(ws, addr["gpus_needed"], cache) == math.ceil(2 * p.gpu_hours * m / (120 * 24) / k - 1e-9)
     assert evaluate(ws, addr["cost"], cache) == pytest.approx(
         evaluate(ws, addr["gpus_recommended"], cache) * evaluate(ws, addr["lease_hours"], cache) * ws[addr["price"]].value)
 

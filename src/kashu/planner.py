@@ -47,6 +47,7 @@ class PlanRequest:
     # cluster infrastructure (kashu.infra): None = the sourced default
     fabric: str | None = None
     fabric_reason: str | None = None  # set by the planner when it picks the fabric (None: the user's)
+    schedule_margin: float | None = None  # set by the planner: the risk model's median slowdown it sizes for
     nics_per_node: int | None = None
     oversubscription: float | None = None
     failure_rate: float | None = None
@@ -371,12 +372,19 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
                 "expected a longer --days, fewer --tokens or a smaller model",
                 f"{r.deadline_days:g} 天内完成需要 {gpus_min:,} 张卡，超过任何集群（{max_gpus:,}）；请放宽 --days、减少 --tokens 或缩小模型",
                 "days")
-        gpus_needed = infra.solve_cards(gpus_min, lambda c: gpu_hours / hours / (scaling_for(c) * goodput_for(c)))
+        margin = float(req.schedule_margin or 1.0)
+        gpus_needed = infra.solve_cards(gpus_min, lambda c: gpu_hours * margin / hours / (scaling_for(c) * goodput_for(c)))
         scaling, goodput = scaling_for(gpus_needed), goodput_for(gpus_needed)
         steps.append(Step("gpus_needed", "…with scaling loss and failure goodput", "…计入扩展损耗与故障有效率",
                           f"⌈gpus_min / (scaling {scaling:.2f} × goodput {goodput:.2f})⌉ (fixed point in cards)", gpus_needed, "cards",
                           "scaling: kashu.network (DP communication vs compute); goodput: kashu.reliability (MTTF, Daly interval) "
                           f"× {other:g} other overheads ({default_source('other_goodput')})"))
+        at_needed = {"scaling_at_needed": scaling, "goodput_at_needed": goodput}
+        if margin > 1.0:
+            steps[-1].formula += f" × schedule margin {margin:.3f}"
+            steps[-1].en += ", sized so the median Monte Carlo run meets the deadline"
+            steps[-1].zh += "，按蒙特卡洛中位数满足期限取整"
+            steps[-1].source += "; schedule margin: median days / point days of kashu.risk (data/risk.toml ranges)"
         # a job that fits on one or two cards gains nothing from a spare card
         gpus_rec = _cluster_size(gpus_needed * (1 + redundancy) if gpus_needed > 2 else gpus_needed, node)
         steps.append(Step("gpus_recommended", f"…plus {redundancy:.0%} redundancy, whole {node}-card nodes",
@@ -448,6 +456,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         "mfu_source_zh": mfu_source_zh,
         "method": req.method, "lora_rank": req.lora_rank if req.method == "lora" else None,
         "precision": req.precision, "redundancy": redundancy, "lease": unit, "lang": req.lang,
+        "schedule_margin": req.schedule_margin, "framework": req.framework,
     }
     p = Plan(
         inputs=inputs, total_flops=total, flops_per_token=fpt, gpu_hours=gpu_hours, mfu=mfu,
@@ -465,6 +474,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         p.warnings.append(f"expected {days:.1f} days exceeds the {r.deadline_days:g}-day deadline")
         p.warnings_zh.append(f"预计 {days:.1f} 天，超过 {r.deadline_days:g} 天期限")
     p.extras["other_goodput"] = other
+    if r.mode == "days":
+        p.extras.update(at_needed)
     p.network, p.storage, p.reliability, p.power = im.plan_sections(p, gpus_rec, gpus_training, days, gpu_hours, cost)
     if pred is not None:
         p.layout = pred["layout"]
@@ -487,6 +498,10 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
             p.warnings_zh.append(f"预测的跨节点扩展效率 {pred['scaling_efficiency']:.2f} 低于文章的 {bar:.1f} 合格线")
     p.advice = advise(p) + infra_advice(p)
     renting.enrich(p, req)  # risk, lease options, site, subsidy (kashu.renting)
+    if (r.mode == "days" and req.schedule_margin is None and p.risk and p.risk.get("days_p50")
+            and p.risk["days_p50"] > r.deadline_days and p.gpus_needed > 2):
+        # the point estimate meets the deadline but the median Monte Carlo run does not: size for the median
+        return plan(dataclasses.replace(req, schedule_margin=p.risk["days_p50"] / p.days))
     if bench is not None:  # after renting, which sets the report's extra rows
         from .bench.use import annotate
 

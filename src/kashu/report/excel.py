@@ -47,6 +47,11 @@ def rows_for(p: Plan) -> list[tuple[str, str, str, object, str, str]]:
     mode = inp.get("mode", "days")
     if mode == "days":
         rows.append(("deadline", "Deadline", "期限", float(p.deadline_days), "#,##0.0", "days"))
+        rows.append(("margin", "Schedule margin (median Monte Carlo days / point days; 1 = none)",
+                     "进度余量（蒙特卡洛中位天数 / 点估计天数；1 为不加）", float(inp.get("schedule_margin") or 1.0), "0.000", ""))
+        rows.append(("eff_n", "Scaling × goodput at the cards needed (network and reliability models)",
+                     "所需卡数下的扩展效率 × 有效率", float(p.extras.get("scaling_at_needed", p.scaling_efficiency)
+                                                   * p.extras.get("goodput_at_needed", p.goodput)), "0.0000", ""))
     else:
         rows.append(("cards_in", "Cards", "卡数", int(p.gpus_recommended), "#,##0", "cards"))
     rows += [
@@ -69,7 +74,7 @@ def rows_for(p: Plan) -> list[tuple[str, str, str, object, str, str]]:
             ("gpus_min", "Cards for the deadline (no losses)", "按期限所需卡数（不计损耗）",
              f"=MAX(1,ROUNDUP({per_h}-{EPS},0))", "#,##0", "cards"),
             ("gpus_needed", "Cards with scaling loss and goodput", "计入扩展损耗与有效率的卡数",
-             f"=MAX(1,ROUNDUP({per_h}/({{xscale}}*{{goodput}})-{EPS},0))", "#,##0", "cards"),
+             f"=MAX(1,ROUNDUP({per_h}*{{margin}}/{{eff_n}}-{EPS},0))", "#,##0", "cards"),
             ("with_reserve", "Cards with the reserve (none for 1-2 card jobs)", "加冗余后的卡数（1-2 卡任务不加）",
              "=IF({gpus_needed}>2,{gpus_needed}*(1+{redundancy}),{gpus_needed})", "#,##0.0", "cards"),
             ("gpus_recommended", "Recommended cluster (whole nodes; 1/2/4 cards below half a node)",

@@ -118,7 +118,7 @@ HIDDEN_FIELDS = ("lang",)
 # shown above "More options" when the planner has them (the article's stage and residency questions)
 PRIMARY_FIELDS = ("model", "stage", "data_must_stay_local")
 # PlanRequest fields the server fills itself, never the user: the price book's rows (from the server's store)
-INTERNAL_FIELDS = ("quotes",)
+INTERNAL_FIELDS = ("quotes", "schedule_margin", "fabric_reason")
 
 
 def label(key: str, lang: str) -> str:
