@@ -22,6 +22,7 @@ import numpy as np
 
 from .collectives import collective_time
 from .data import load_toml
+from .errors import KashuError
 from .layout import Layout, check_layout
 from .memory import fits, memory_per_card
 
@@ -67,8 +68,16 @@ def default_fabric() -> Fabric:
     return Fabric(k["bytes_per_s_per_gpu"], k["efficiency"], k["latency_s"], k["source"])
 
 
+def check_framework(name: str) -> str:
+    """A framework profile's name (data/perf.toml [framework.*]), or a KashuError listing them."""
+    names = ", ".join(constants()["framework"])
+    if name not in constants()["framework"]:
+        raise KashuError(f"--framework {name!r} must be one of {names}", f"--framework {name!r} 应为 {names} 之一", "framework")
+    return name
+
+
 def framework(name: str = "modern") -> Framework:
-    f = dict(constants()["framework"][name])
+    f = dict(constants()["framework"][check_framework(name)])
     f.pop("as_of", None)
     return Framework(name=name, **f)
 

@@ -242,12 +242,9 @@ class _Resolved:
             raise KashuError(f"--redundancy {req.redundancy!r} must be in [0, 1)", f"--redundancy {req.redundancy!r} 应在 [0, 1) 之间", "redundancy")
         if req.method not in ("full", "lora"):
             raise KashuError(f"--method {req.method!r} must be full or lora", f"--method {req.method!r} 应为 full 或 lora", "method")
-        from .perf import constants as perf_constants
+        from .perf import check_framework
 
-        if req.framework not in perf_constants()["framework"]:
-            names = ", ".join(perf_constants()["framework"])
-            raise KashuError(f"--framework {req.framework!r} must be one of {names}",
-                             f"--framework {req.framework!r} 应为 {names} 之一", "framework")
+        check_framework(req.framework)
         if req.precision not in ("bf16", "fp8"):
             raise KashuError(f"--precision {req.precision!r} must be bf16 or fp8", f"--precision {req.precision!r} 应为 bf16 或 fp8", "precision")
         if req.method == "lora" and not 1 <= int(req.lora_rank) <= 4096:

@@ -31,7 +31,7 @@ def layout_cmd(
     gpus: int = typer.Option(..., "--gpus", help="Card count."),
     global_batch: int = typer.Option(None, "--global-batch", help="Global batch in sequences (default ≈ 4M tokens)."),
     precision: str = typer.Option("bf16", "--precision", help="bf16 or fp8."),
-    framework: str = typer.Option("modern", "--framework", help="modern | megatron-2021 | fsdp | deepspeed-2021"),
+    framework: str = typer.Option("modern", "--framework", help="Training stack: modern, megatron-2022, megatron-2021, nemo, fsdp, deepspeed-2021 (data/perf.toml)"),
     top: int = typer.Option(5, "--top", help="How many layouts to show."),
     json_out: bool = typer.Option(False, "--json", help="Print JSON (a list of layouts)."),
     lang: str = LangOpt,
@@ -40,15 +40,14 @@ def layout_cmd(
     from ..errors import KashuError
     from ..hardware import get_gpu
     from ..i18n import detect_lang
-    from ..perf import constants
+    from ..perf import check_framework
     from ..search import search
 
     lang = detect_lang(lang)
     spec = resolve_model(model, layers, hidden, heads, kv_heads, ffn, vocab, seq, experts, top_k, expert_ffn)
     card = get_gpu(gpu)
     check_precision(card, precision)
-    if framework not in constants()["framework"]:
-        raise KashuError(f"--framework {framework!r} is unknown", f"--framework {framework!r} 未知", "framework")
+    check_framework(framework)
     if top < 1:
         raise KashuError("--top must be at least 1", "--top 至少为 1", "top")
     gb = global_batch or max(1, round(4 * 2**20 / spec.seq_len))

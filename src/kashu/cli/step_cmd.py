@@ -38,7 +38,7 @@ def step_cmd(
     sp: bool = typer.Option(False, "--sp", help="Sequence parallelism (with tp > 1)."),
     zero: int = typer.Option(1, "--zero", help="ZeRO stage 0-3 (1 = distributed optimizer)."),
     precision: str = typer.Option("bf16", "--precision", help="bf16 or fp8."),
-    framework: str = typer.Option("modern", "--framework", help="modern | megatron-2021 | fsdp | deepspeed-2021"),
+    framework: str = typer.Option("modern", "--framework", help="Training stack: modern, megatron-2022, megatron-2021, nemo, fsdp, deepspeed-2021 (data/perf.toml)"),
     json_out: bool = typer.Option(False, "--json", help="Print JSON."),
     lang: str = LangOpt,
 ) -> None:
@@ -47,15 +47,13 @@ def step_cmd(
     from ..hardware import get_gpu
     from ..i18n import detect_lang
     from ..layout import Layout
-    from ..perf import constants, step
+    from ..perf import check_framework, step
 
     lang = detect_lang(lang)
     spec = resolve_model(model, layers, hidden, heads, kv_heads, ffn, vocab, seq, experts, top_k, expert_ffn)
     card = get_gpu(gpu)
     check_precision(card, precision)
-    if framework not in constants()["framework"]:
-        raise KashuError(f"--framework {framework!r} must be one of {', '.join(constants()['framework'])}",
-                         f"--framework {framework!r} 应为 {', '.join(constants()['framework'])} 之一", "framework")
+    check_framework(framework)
     for name, v in (("tp", tp), ("pp", pp), ("cp", cp)):
         if v is None or v < 1:
             raise KashuError(f"--{name} {v!r} must be a whole number >= 1", f"--{name} {v!r} 应为不小于 1 的整数", name)
