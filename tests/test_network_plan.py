@@ -90,3 +90,20 @@ def test_unreachable_deadline_warns_instead_of_running_away():
     p = kashu.plan(params="1T", tokens="20T", gpu="H800", days=30)
     assert p.gpus_recommended < 1_000_000
     assert any("exceeds" in w for w in p.warnings)
+
+
+def test_user_fabric_stands_and_the_step_time_model_names_the_upgrade():
+    # the user chose 100G Ethernet: the plan keeps it, says it misses the 0.8 bar and names the fabric that reaches it
+    p = kashu.plan(model="llama3-8b", tokens="1T", gpu="H800", gpus=64, fabric="eth100")
+    assert p.network["fabric"] == "eth100"
+    up = p.network["upgrade"]
+    assert up and not up["applied"] and up["scaling_efficiency"] >= 0.8
+    assert p.network["scaling_efficiency"] < 0.8
+
+
+def test_compare_takes_model_and_fabric_lists():
+    from kashu.scenarios import compare
+
+    res = compare({"model": "llama3-8b", "tokens": "1T", "gpu": "H800", "gpus": "64", "fabric": "eth100,ib_ndr"})
+    slow, fast = res["scenarios"]
+    assert fast["days"] < slow["days"]

@@ -481,8 +481,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
         if r.spec is None:
             p.extras["model_shape"] = pred["shape"]
         if p.network is not None:
-            if pred.get("fabric_upgrade"):
-                p.network["upgrade"] = {**pred["fabric_upgrade"], "applied": True}
+            if pred.get("fabric_upgrade"):  # applied when the planner chose the fabric, proposed when the user did
+                p.network["upgrade"] = {**pred["fabric_upgrade"], "applied": not getattr(req, "fabric", None)}
             p.network["fabric_model_scaling_efficiency"] = p.network.get("scaling_efficiency")
             p.network["scaling_efficiency"] = pred["scaling_efficiency"]
             p.network.setdefault("explain", []).insert(

@@ -132,12 +132,13 @@ def predict_on_fabric(job: Job, infra_model, user_fabric: bool = False) -> dict 
         return infra.perf_fabric(c[0], c[1], g)
 
     first = predict_mfu(job, fabric_for)
-    if first is None or user_fabric or not chosen:
+    if first is None or not chosen:
         return first
     cards = first["layout"]["gpus"]
     fab, nics = chosen.get(cards, next(iter(chosen.values())))
     bar = default("scaling_bar")
-    first["fabric_choice"] = (fab.name, nics, f"the article's default for {cards:,} cards")
+    if not user_fabric:
+        first["fabric_choice"] = (fab.name, nics, f"the article's default for {cards:,} cards")
     if first["scaling_efficiency"] >= bar:
         return first
     eth_max = network.config()["bar"]["ethernet_max_cards"]
@@ -145,6 +146,12 @@ def predict_on_fabric(job: Job, infra_model, user_fabric: bool = False) -> dict 
     for f, n in network.ladder(fab, nics, g, rdma_only=cards > eth_max):
         cand = predict_mfu(job, lambda c, f=f, n=n: None if c <= g else infra.perf_fabric(f, n, g))
         if cand is None:
+            continue
+        if user_fabric:  # the user's fabric stands: only name the upgrade that would reach the bar
+            if cand["scaling_efficiency"] >= bar:
+                first["fabric_upgrade"] = network.upgrade_note(fab, nics, first["scaling_efficiency"], bar, f, n,
+                                                               cand["scaling_efficiency"])
+                break
             continue
         if cand["scaling_efficiency"] > best["scaling_efficiency"]:
             note = network.upgrade_note(fab, nics, first["scaling_efficiency"], bar, f, n, cand["scaling_efficiency"])

@@ -20,11 +20,12 @@ from .lease import cost_at, eligible, quote_point
 from .planner import PlanRequest, plan
 from .quantities import parse_count
 
-FLOATS = {"mfu", "redundancy", "subsidy", "voucher_cap", "domestic_reserve"}
-INTS = {"lora_rank"}
+FLOATS = {"mfu", "redundancy", "subsidy", "voucher_cap", "domestic_reserve", "failure_rate"}
+INTS = {"lora_rank", "nics_per_node"}
 BOOLS = {"data_must_stay_local"}
 LISTABLE = {"params", "tokens", "gpu", "days", "gpus", "budget", "mfu", "method", "lora_rank", "precision",
-            "redundancy", "lease", "stage", "data_must_stay_local", "subsidy", "voucher_cap", "domestic_reserve"}
+            "redundancy", "lease", "stage", "data_must_stay_local", "subsidy", "voucher_cap", "domestic_reserve",
+            "model", "framework", "fabric", "nics_per_node", "failure_rate"}
 _TRUE = {"yes", "y", "true", "1", "local", "是", "on"}
 _FALSE = {"no", "n", "false", "0", "any", "remote", "否", "off"}
 

@@ -22,8 +22,13 @@ def _opts(**kw) -> dict:
 @app.command("compare")
 def compare_cmd(
     params: str = typer.Option(None, "--params", help="Parameters N; a list compares: 7B,13B."),
+    model: str = typer.Option(None, "--model", help="Model preset(s) instead of --params: llama3-8b,qwen2.5-14b."),
     tokens: str = typer.Option(None, "--tokens", help="Training tokens D; a list compares: 1T,2T."),
     gpu: str = typer.Option("H800", "--gpu", help="Card type(s): H800,H20,910B."),
+    framework: str = typer.Option(None, "--framework", help="Training stack(s) for the predicted MFU: modern,fsdp."),
+    fabric: str = typer.Option(None, "--fabric", help="Network fabric(s): eth100,roce400,ib_ndr."),
+    nics_per_node: str = typer.Option(None, "--nics-per-node", help="Compute NICs per node: 1,8."),
+    failure_rate: str = typer.Option(None, "--failure-rate", help="Interruptions per card-day: 4.7e-4,2e-3."),
     days: str = typer.Option(None, "--days", help="Deadline(s) → cards."),
     gpus: str = typer.Option(None, "--gpus", help="Card count(s) → days: 64,256."),
     budget: str = typer.Option(None, "--budget", help="Budget(s) → the largest cluster."),
@@ -42,7 +47,8 @@ def compare_cmd(
     """Plan several scenarios side by side (any option may be a comma-separated list); with two card counts,
     the article's two-phase plan (prove the pipeline on the small one, then train on the big one)."""
     lang = detect_lang(lang)
-    opts = _opts(params=params, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu, method=method,
+    opts = _opts(params=params, model=model, framework=framework, fabric=fabric, nics_per_node=nics_per_node,
+                 failure_rate=failure_rate, tokens=tokens, gpu=gpu, days=days, gpus=gpus, budget=budget, mfu=mfu, method=method,
                  precision=precision, redundancy=redundancy, lease=lease, stage=stage,
                  data_must_stay_local=data_must_stay_local, subsidy=subsidy, lang=lang)
     opts["quotes"] = renting_inputs(db)["quotes"]
