@@ -269,26 +269,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     defaults_used: dict[str, str] = {}
 
     # 1. compute
-    if req.method == "lora":
-        n_c = r.spec.n_active_params if r.spec is not None else r.n  # an MoE multiplies by its active experts only
-        adapters = compute.lora_adapter_params(n_c, int(req.lora_rank))
-        fpt = compute.lora_flops_per_token(n_c, adapters)
-        formula = f"(4·N + 6·N_adapter)·D, N_adapter ≈ {format_count(adapters)} at rank {req.lora_rank}"
-        src = "Hu et al. 2021 (LoRA) §4.2: frozen weights need no weight gradients; Kaplan et al. 2020 §2.1"
-    elif r.spec is not None:
-        from .perf import model_flops_per_token
-
-        # the same count the predicted MFU divides by; an MoE counts its active parameters only
-        fpt = model_flops_per_token(r.spec)
-        n_act = r.spec.n_active_params
-        formula = (f"(6·N_active + 6·L·s·(d_qk + d_v))·D, N_active={format_count(n_act)}"
-                   f"{f' of {format_count(r.n)}' if n_act != r.n else ''}, L={r.spec.layers}, s={r.spec.seq_len}")
-        src = ("PaLM (Chowdhery et al. 2022) Appendix B; MoE: active parameters only (Fedus et al. 2022 §2; "
-               f"DeepSeek-V3 report §4.2: 37B of 671B activated per token); shape: {r.spec.source}")
-    else:
-        fpt = 6.0 * r.n
-        formula = "6·N·D"
-        src = "Kaplan et al. 2020, §2.1"
+    fpt, formula, src = _flops_per_token(r, req)
     total = fpt * r.d
     if r.chinchilla:
         steps.append(Step("tokens", "Tokens (Chinchilla-optimal)", "数据量（Chinchilla 最优）", "D = 20·N", r.d, "tokens",
@@ -297,25 +278,7 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
     steps.append(Step("total_flops", "Training compute", "训练总算力", formula, total, "FLOPs", src))
 
     # 2. card-hours at a realistic MFU: measured (--from-bench), given (--mfu), predicted from the best layout, or default
-    bench = None
-    if req.from_bench not in (None, ""):
-        from .bench.use import from_bench  # lazy: plans without a benchmark never open the store
-
-        bench = from_bench(req.from_bench, gpu, req.precision, req.force, req.mfu, r.n)
-    pred = None
-    if req.mfu is None and req.method == "full" and r.mode in ("days", "gpus"):
-        pred = _predict(r, gpu, total, req, fpt, bench)
-    mfu_source_zh = None
-    if bench is not None and bench.mfu is not None:
-        mfu, mfu_source = bench.mfu, bench.mfu_source
-    elif req.mfu is not None:
-        mfu, mfu_source = float(req.mfu), "user (--mfu)"
-    elif pred is not None:
-        mfu, mfu_source = pred["mfu"], "predicted: " + pred["why"]
-        mfu_source_zh = "预测：" + pred["why_zh"]
-    else:
-        mfu, mfu_source = default("mfu"), "default: " + default_source("mfu")
-        defaults_used["mfu"] = default_source("mfu")
+    mfu, mfu_source, mfu_source_zh, pred, bench = _choose_mfu(r, req, gpu, total, fpt, defaults_used)
     if bench is not None:
         bench.combine(pred)  # measured compute inside the predicted layout's communication and bubble
     eff = r.peak * mfu
@@ -430,22 +393,8 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
                           f"cards × {cost.lease_hours:g} h × ¥{cost.price_cny_per_card_hour:.2f}/card-hour",
                           cost.total_cny, "CNY", cost.source))
 
-    # sanity warnings
     tpp = r.d / r.n
-    if tpp < 1:
-        warnings.append(f"only {tpp:.2g} tokens per parameter (D/N < 1): the model will be badly under-trained")
-        warnings_zh.append(f"每个参数仅 {tpp:.2g} 个 token（D/N < 1）：模型会严重训练不足")
-    min_cards_memory = math.ceil(16.0 * r.n / gpu.memory_bytes) if req.method == "full" else math.ceil(2.0 * r.n / gpu.memory_bytes)
-    if req.method == "full" and gpus_rec < min_cards_memory:
-        warnings.append(
-            f"{gpus_rec} × {gpu.name} ({gpu.memory_gb:g} GB) cannot hold the training state of {format_count(r.n)} "
-            f"parameters (16 bytes/param with mixed-precision Adam ≈ {16 * r.n / 1e9:,.0f} GB, at least {min_cards_memory} cards even fully sharded)")
-        warnings_zh.append(f"{gpus_rec} 张 {gpu.name}（{gpu.memory_gb:g} GB）放不下 {format_count(r.n, 'zh')} 参数的训练状态"
-                           f"（混合精度 Adam 每参数 16 字节 ≈ {16 * r.n / 1e9:,.0f} GB，即使全分片也至少要 {min_cards_memory} 张）")
-    elif gpu.memory_gb < 40 and r.n > 13e9 and req.method == "full":
-        warnings.append(f"{format_count(r.n)} parameters on {gpu.memory_gb:g} GB cards: feasible only with heavy sharding "
-                        "and offload; expect low MFU")
-        warnings_zh.append(f"{format_count(r.n, 'zh')} 参数放在 {gpu.memory_gb:g} GB 显存的卡上：只能靠重度分片和卸载，MFU 会很低")
+    _sanity_warnings(r, req, gpu, gpus_rec, tpp, warnings, warnings_zh)
 
     inputs = {
         "params": r.n, "tokens": r.d, "tokens_chinchilla": r.chinchilla, "gpu": gpu.name, "mode": r.mode,
@@ -504,6 +453,75 @@ def plan(req: PlanRequest | None = None, **kwargs: Any) -> Plan:
 
         annotate(p, bench)
     return p
+
+
+def _flops_per_token(r: _Resolved, req: PlanRequest) -> tuple[float, str, str]:
+    """Training FLOPs per token, the formula shown, and its source."""
+    if req.method == "lora":
+        n_c = r.spec.n_active_params if r.spec is not None else r.n  # an MoE multiplies by its active experts only
+        adapters = compute.lora_adapter_params(n_c, int(req.lora_rank))
+        fpt = compute.lora_flops_per_token(n_c, adapters)
+        formula = f"(4·N + 6·N_adapter)·D, N_adapter ≈ {format_count(adapters)} at rank {req.lora_rank}"
+        src = "Hu et al. 2021 (LoRA) §4.2: frozen weights need no weight gradients; Kaplan et al. 2020 §2.1"
+    elif r.spec is not None:
+        from .perf import model_flops_per_token
+
+        # the same count the predicted MFU divides by; an MoE counts its active parameters only
+        fpt = model_flops_per_token(r.spec)
+        n_act = r.spec.n_active_params
+        formula = (f"(6·N_active + 6·L·s·(d_qk + d_v))·D, N_active={format_count(n_act)}"
+                   f"{f' of {format_count(r.n)}' if n_act != r.n else ''}, L={r.spec.layers}, s={r.spec.seq_len}")
+        src = ("PaLM (Chowdhery et al. 2022) Appendix B; MoE: active parameters only (Fedus et al. 2022 §2; "
+               f"DeepSeek-V3 report §4.2: 37B of 671B activated per token); shape: {r.spec.source}")
+    else:
+        fpt = 6.0 * r.n
+        formula = "6·N·D"
+        src = "Kaplan et al. 2020, §2.1"
+    return fpt, formula, src
+
+
+def _choose_mfu(r: _Resolved, req: PlanRequest, gpu: Accelerator, total: float, fpt: float,
+                defaults_used: dict[str, str]):
+    """(mfu, source, source in Chinese, the step-time model's prediction or None, the benchmark or None)."""
+    bench = None
+    if req.from_bench not in (None, ""):
+        from .bench.use import from_bench  # lazy: plans without a benchmark never open the store
+
+        bench = from_bench(req.from_bench, gpu, req.precision, req.force, req.mfu, r.n)
+    pred = None
+    if req.mfu is None and req.method == "full" and r.mode in ("days", "gpus"):
+        pred = _predict(r, gpu, total, req, fpt, bench)
+    mfu_source_zh = None
+    if bench is not None and bench.mfu is not None:
+        mfu, mfu_source = bench.mfu, bench.mfu_source
+    elif req.mfu is not None:
+        mfu, mfu_source = float(req.mfu), "user (--mfu)"
+    elif pred is not None:
+        mfu, mfu_source = pred["mfu"], "predicted: " + pred["why"]
+        mfu_source_zh = "预测：" + pred["why_zh"]
+    else:
+        mfu, mfu_source = default("mfu"), "default: " + default_source("mfu")
+        defaults_used["mfu"] = default_source("mfu")
+    return mfu, mfu_source, mfu_source_zh, pred, bench
+
+
+def _sanity_warnings(r: _Resolved, req: PlanRequest, gpu: Accelerator, gpus_rec: int, tpp: float,
+                     warnings: list[str], warnings_zh: list[str]) -> None:
+    """Feasible but unwise: under-trained models, training state that does not fit the cluster."""
+    if tpp < 1:
+        warnings.append(f"only {tpp:.2g} tokens per parameter (D/N < 1): the model will be badly under-trained")
+        warnings_zh.append(f"每个参数仅 {tpp:.2g} 个 token（D/N < 1）：模型会严重训练不足")
+    min_cards_memory = math.ceil(16.0 * r.n / gpu.memory_bytes) if req.method == "full" else math.ceil(2.0 * r.n / gpu.memory_bytes)
+    if req.method == "full" and gpus_rec < min_cards_memory:
+        warnings.append(
+            f"{gpus_rec} × {gpu.name} ({gpu.memory_gb:g} GB) cannot hold the training state of {format_count(r.n)} "
+            f"parameters (16 bytes/param with mixed-precision Adam ≈ {16 * r.n / 1e9:,.0f} GB, at least {min_cards_memory} cards even fully sharded)")
+        warnings_zh.append(f"{gpus_rec} 张 {gpu.name}（{gpu.memory_gb:g} GB）放不下 {format_count(r.n, 'zh')} 参数的训练状态"
+                           f"（混合精度 Adam 每参数 16 字节 ≈ {16 * r.n / 1e9:,.0f} GB，即使全分片也至少要 {min_cards_memory} 张）")
+    elif gpu.memory_gb < 40 and r.n > 13e9 and req.method == "full":
+        warnings.append(f"{format_count(r.n)} parameters on {gpu.memory_gb:g} GB cards: feasible only with heavy sharding "
+                        "and offload; expect low MFU")
+        warnings_zh.append(f"{format_count(r.n, 'zh')} 参数放在 {gpu.memory_gb:g} GB 显存的卡上：只能靠重度分片和卸载，MFU 会很低")
 
 
 def _predict(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fpt: float, bench) -> dict | None:
