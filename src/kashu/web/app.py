@@ -9,7 +9,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hmac
-import importlib.util
 import json
 import os
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +19,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import FileResponse, HTMLResponse, JSONResponse, PlainTextResponse
 from fastapi.staticfiles import StaticFiles
 
+from .. import pricebook
 from ..errors import KashuError
 from ..planner import PlanRequest, plan
 from ..serial import json_default
@@ -100,8 +100,7 @@ def create_app(public: bool = False, token: str | None = None, db: str | None = 
         q = {k: v for k, v in request.query_params.items() if k not in ("lang", "partial")}
         other = "en" if lang == "zh" else "zh"
         ctx.update(lang=lang, other_lang=other, path=request.url.path,
-                   switch_url=request.url.path + "?" + urlencode({**q, "lang": other}),
-                   quotes_available=_pricebook() is not None)
+                   switch_url=request.url.path + "?" + urlencode({**q, "lang": other}))
         return HTMLResponse(tpl.get_template(name).render(**ctx))
 
     # ------------------------------------------------------------ assets
@@ -234,16 +233,15 @@ def create_app(public: bool = False, token: str | None = None, db: str | None = 
 
     def _quotes_page(request: Request, lang: str, error: str = "", message: str = "", form: dict | None = None,
                      field: str = "", status: int = 200) -> HTMLResponse:
-        pb = _pricebook()
         rows: list[dict] = []
-        if pb is not None and not error:
+        if not error:
             try:
-                rows = [q.to_dict() for q in pb.load_for_plan(app.state.db)][:2000]
+                rows = [q.to_dict() for q in pricebook.load_for_plan(app.state.db)][:2000]
             except KashuError as e:
                 error = e.text(lang)
-        resp = page("quotes.html", request, lang, available=pb is not None, rows=rows, error=error, message=message,
+        resp = page("quotes.html", request, lang, rows=rows, error=error, message=message,
                     need_token=bool(app.state.public), form=form or {}, field=field,
-                    columns=list(getattr(pb, "COLUMNS", [])), choices=_quote_choices(pb))
+                    columns=list(pricebook.COLUMNS), choices=_quote_choices())
         resp.status_code = status
         return resp
 
@@ -254,11 +252,8 @@ def create_app(public: bool = False, token: str | None = None, db: str | None = 
     @app.post("/quotes", response_class=HTMLResponse, include_in_schema=False)
     async def quotes_write(request: Request):
         lang = _lang(request)
-        pb = _pricebook()
         form = await request.form()
         text_fields = {k: str(v)[:500] for k, v in form.items() if isinstance(v, str)}
-        if pb is None:
-            return _quotes_page(request, lang, error=label("quotes_unavailable", lang), status=404)
         why = _may_write(request, text_fields.get("token", ""))
         if why is not None:
             return _quotes_page(request, lang, error=why, form=text_fields, status=403)
@@ -272,20 +267,20 @@ def create_app(public: bool = False, token: str | None = None, db: str | None = 
                     if len(raw) > MAX_BODY:
                         raise KashuError("the CSV file is too large", "CSV 文件过大", "csv")
                     content = raw.decode("utf-8-sig", errors="replace") or content
-                n = await _bounded(lambda: pb.import_csv(pb.open_book(app.state.db), content))
+                n = await _bounded(lambda: pricebook.import_csv(pricebook.open_book(app.state.db), content))
                 msg = f"imported {n} quotes" if lang != "zh" else f"已导入 {n} 条报价"
             elif action == "remove":
                 ids = [int(x) for x in text_fields.get("id", "").replace(",", " ").split() if x.isdigit()]
-                n = await _bounded(lambda: pb.remove(pb.open_book(app.state.db), ids))
+                n = await _bounded(lambda: pricebook.remove(pricebook.open_book(app.state.db), ids))
                 msg = f"removed {n}" if lang != "zh" else f"已删除 {n} 条"
             else:
-                raw = {k: text_fields.get(k, "") for k in pb.COLUMNS}
+                raw = {k: text_fields.get(k, "") for k in pricebook.COLUMNS}
                 if not raw.get("quoted_on"):
                     import datetime as dt
 
                     raw["quoted_on"] = dt.date.today().isoformat()
-                q = pb.make_quote(raw)
-                await _bounded(lambda: pb.add(pb.open_book(app.state.db), [q]))
+                q = pricebook.make_quote(raw)
+                await _bounded(lambda: pricebook.add(pricebook.open_book(app.state.db), [q]))
                 msg = (f"added: {q.vendor} {q.gpu} ×{q.cards} {q.mode} {q.price} {q.currency}/{q.unit}" if lang != "zh"
                        else f"已添加：{q.vendor} {q.gpu} ×{q.cards} {q.mode} {q.price} {q.currency}/{q.unit}")
         except KashuError as e:
@@ -360,29 +355,16 @@ def _coerce_json(body: dict[str, Any]) -> PlanRequest:
 
 # ------------------------------------------------------------ price book (issue 5), when it exists
 
-def _pricebook():
-    if importlib.util.find_spec("kashu.pricebook") is None:
-        return None
-    try:
-        from .. import pricebook  # type: ignore[attr-defined]
-    except Exception:
-        return None
-    return pricebook
-
-
-def _quote_choices(pb) -> dict[str, list[str]]:
-    if pb is None:
-        return {}
-    return {"mode": list(pb.MODES), "unit": list(pb.UNITS), "deployment": list(pb.DEPLOYMENTS),
-            "currency": list(pb.CURRENCIES), "gpu": render.gpu_names()}
+def _quote_choices() -> dict[str, list[str]]:
+    return {"mode": list(pricebook.MODES), "unit": list(pricebook.UNITS), "deployment": list(pricebook.DEPLOYMENTS),
+            "currency": list(pricebook.CURRENCIES), "gpu": render.gpu_names()}
 
 
 def _with_book(req: PlanRequest, db: str | None) -> PlanRequest:
     """The server's price book prices the plan, as `kashu plan` does with its --db."""
-    pb = _pricebook()
-    if pb is None or not hasattr(req, "quotes") or req.quotes is not None:
+    if req.quotes is not None:
         return req
-    return dataclasses.replace(req, quotes=pb.load_for_plan(db))
+    return dataclasses.replace(req, quotes=pricebook.load_for_plan(db))
 
 
 app = create_app()  # `uvicorn kashu.web.app:app`
