@@ -68,10 +68,7 @@ def sweep(req, plan, points: int = SWEEP_POINTS, seconds: float = SWEEP_SECONDS)
         if time.monotonic() - t0 > seconds:
             break
         try:
-            r = dataclasses.replace(req, days=None, budget=None, gpus=n)
-            if getattr(r, "model", None):  # plan() writes the preset's size into params; the preset is the input
-                r = dataclasses.replace(r, params=None)
-            p = run_plan(r)
+            p = run_plan(dataclasses.replace(req, days=None, budget=None, gpus=n))
         except (KashuError, TypeError, ValueError):
             continue
         pts.append({"gpus": n, "days": p.days, "cost_cny": p.cost.total_cny if p.cost else None,
