@@ -544,10 +544,12 @@ def _predict(r: _Resolved, gpu: Accelerator, total: float, req: PlanRequest, fpt
 
 
 def _price(req: PlanRequest, r: _Resolved, gpu: Accelerator, cards: int, days: float, used_card_hours: float) -> Cost | None:
-    """The plan's price: the price book (kashu.renting) wins, else the reference price at the lease unit."""
-    unit = r.lease or default_lease_unit(cards, days, tier_for(cards))
-    ref = lease_cost(gpu, cards, days, used_card_hours, r.d, unit)
-    return renting.price(req, gpu, cards, days, used_card_hours, r.d, r.lease) or ref
+    """The plan's price: the cheapest valid quote in the book, else the cheapest reference lease over the
+    rental modes offered at this size (kashu.renting); with --lease, the reference price at that unit."""
+    cost = renting.price(req, gpu, cards, days, used_card_hours, r.d, r.lease)
+    if cost is None and r.lease:
+        cost = lease_cost(gpu, cards, days, used_card_hours, r.d, r.lease)
+    return cost
 
 
 def _solve_budget(r: _Resolved, gpu: Accelerator, gpu_hours: float, days_on, req: PlanRequest, budget: float,
